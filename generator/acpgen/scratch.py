@@ -14,6 +14,12 @@ its name's), so no run is ever seen under the prefix without its lock. A
 run killed between making and locking leaves an empty ``acpgen-claim-*``
 directory, which no run deletes (it may be one about to be locked); the
 window is a few system calls with every other signal held off.
+
+A directory that lives as long as an object rather than a block (the
+probe's, made and removed as its checks start and end) is a
+:class:`Claim`: made, locked and swept the same way, removed by
+:meth:`Claim.release`. It does not hold signals off: after any kill, the
+next run with its prefix deletes it.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-__all__ = ["scratch"]
+__all__ = ["Claim", "claim", "scratch"]
 
 _HELD_OFF = (signal.SIGTERM, signal.SIGHUP)
 _CLAIM = "acpgen-claim-"
@@ -56,27 +62,60 @@ def scratch(prefix: str) -> Iterator[str]:
     it is in use and removed however the block ends (see the module
     docstring); the directories of ended runs with that prefix go first."""
     with _terminations_deferred():
-        temp: str | None = None
-        fd: int | None = None
+        held: Claim | None = None
         try:
             with _signals_blocked():  # no interrupt between creating it and knowing its name
-                home = tempfile.gettempdir()
-                _sweep(home, prefix)
-                claim = tempfile.mkdtemp(prefix=_CLAIM, dir=home)
-                try:
-                    fd = os.open(claim, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-                    fcntl.flock(fd, fcntl.LOCK_EX)  # before it has a name _sweep looks at
-                    temp = _rename_locked(claim, home, prefix)
-                finally:
-                    if temp is None:
-                        shutil.rmtree(claim, ignore_errors=True)
-            yield temp
+                held = _claim(prefix)
+            yield held.path
         finally:
-            with _signals_blocked():  # nor one that cuts the removal short
-                if temp is not None:
-                    shutil.rmtree(temp, ignore_errors=True)
-                if fd is not None:
-                    os.close(fd)
+            if held is not None:
+                with _signals_blocked():  # nor one that cuts the removal short
+                    held.release()
+
+
+class Claim:
+    """A private temporary directory (:attr:`path`) locked for as long as
+    this object holds it: made by :func:`claim`, removed by
+    :meth:`release`."""
+
+    def __init__(self, path: str, fd: int) -> None:
+        self.path = path
+        """The directory."""
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        """Remove the directory and let its lock go (again: nothing)."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            shutil.rmtree(self.path, ignore_errors=True)
+        finally:
+            os.close(fd)
+
+
+def claim(prefix: str) -> Claim:
+    """A new private temporary directory named ``<prefix>*`` for an object
+    to hold (see the module docstring): the directories of ended runs with
+    that prefix go first. Release it with :meth:`Claim.release`."""
+    with _signals_blocked():  # no interrupt between creating it and knowing its name
+        return _claim(prefix)
+
+
+def _claim(prefix: str) -> Claim:
+    home = tempfile.gettempdir()
+    _sweep(home, prefix)
+    made = tempfile.mkdtemp(prefix=_CLAIM, dir=home)
+    fd: int | None = None
+    try:
+        fd = os.open(made, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # before it has a name _sweep looks at
+        return Claim(_rename_locked(made, home, prefix), fd)
+    except BaseException:
+        shutil.rmtree(made, ignore_errors=True)
+        if fd is not None:
+            os.close(fd)
+        raise
 
 
 @contextmanager
@@ -118,15 +157,15 @@ def _signals_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
-def _rename_locked(claim: str, home: str, prefix: str) -> str:
-    """Give the locked directory ``claim`` a name ``<prefix>*`` in ``home``
+def _rename_locked(made: str, home: str, prefix: str) -> str:
+    """Give the locked directory ``made`` a name ``<prefix>*`` in ``home``
     that no other entry has (a rename onto an empty directory would replace
     it), and return its path."""
-    suffix = os.path.basename(claim)[len(_CLAIM) :]
+    suffix = os.path.basename(made)[len(_CLAIM) :]
     for attempt in range(100):
         temp = os.path.join(home, f"{prefix}{suffix}" if attempt == 0 else f"{prefix}{suffix}-{attempt}")
         if not os.path.lexists(temp):
-            os.rename(claim, temp)
+            os.rename(made, temp)
             return temp
     raise FileExistsError(f"no free name {prefix}{suffix}* in {home}")
 

@@ -13,13 +13,17 @@ of the specification it comes from.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..scratch import claim
 from .context import Context, Failed, NotExercised, Skipped, Turn
 from .peer import Peer, Reply
+
+EXTRA_PREFIX = "acpgen-probe-extra-"
+"""The name of the empty directory the additional-directories check names
+(see :mod:`acpgen.scratch`)."""
 
 LONG_PROMPT = " ".join(f"word{i}" for i in range(300))
 """A prompt an echoing agent takes long enough over to be cancelled."""
@@ -520,9 +524,12 @@ async def additional_directories(ctx: Context) -> None:
         raise Skipped(
             f"the agent does not advertise additionalDirectories ({_advertised(ctx, 'additionalDirectories')})"
         )
-    with tempfile.TemporaryDirectory(prefix="acpgen-probe-") as extra:  # an empty directory, removed after
-        params = {"cwd": ctx.cwd, "additionalDirectories": [extra], "mcpServers": []}
+    extra = claim(EXTRA_PREFIX)  # an empty directory, removed after
+    try:
+        params = {"cwd": ctx.cwd, "additionalDirectories": [extra.path], "mcpServers": []}
         reply = await peer.request("session/new", params)
+    finally:
+        extra.release()
     ctx.opened_session(peer, reply, " with an additional directory")
 
 

@@ -28,16 +28,20 @@ import contextlib
 import json
 import os
 import shlex
-import shutil
 import sys
-import tempfile
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from types import ModuleType
 from typing import Any
 
+from ..scratch import claim
 from .context import Collected, Failed
 from .peer import KEPT_LINES, STDERR_TAIL, Line, Record
+
+PREFIX = "acpgen-probe-client-"
+"""The name of the directory of a client's agent socket: locked while a run
+uses it, deleted by the next run once that run is gone (see
+:mod:`acpgen.scratch`)."""
 
 AGENT_PLACEHOLDER = "{agent}"
 """The argument of a client command that stands for the agent to start."""
@@ -517,7 +521,8 @@ class ClientProcess:
         self.command = command
         self.given = given
         """Text written to the client's stdin, then closed (relayed clients only)."""
-        self.directory = tempfile.mkdtemp(prefix="acpgen-probe-client-")
+        self._claim = claim(PREFIX)
+        self.directory = self._claim.path
         self.socket_path = os.path.join(self.directory, "agent.sock")
         self.process: asyncio.subprocess.Process | None = None
         self.server: asyncio.AbstractServer | None = None
@@ -621,7 +626,7 @@ class ClientProcess:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        shutil.rmtree(self.directory, ignore_errors=True)
+        self._claim.release()
 
 
 class ClientContext:

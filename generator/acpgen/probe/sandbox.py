@@ -19,12 +19,16 @@ import contextlib
 import os
 import shutil
 import signal
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..scratch import claim
 from .peer import Refusal
+
+PREFIX = "acpgen-probe-sandbox-"
+"""The name of a sandbox directory: locked while a run uses it, deleted by the
+next run once that run is gone (see :mod:`acpgen.scratch`)."""
 
 CAPABILITIES = ("fs", "terminal")
 """What ``--client-capabilities`` may name."""
@@ -67,12 +71,13 @@ class Sandbox:
         """``seed``: a directory whose files the sandbox starts with (copied)."""
         self.fs = fs
         self.terminal = terminal
-        self.root = Path(tempfile.mkdtemp(prefix="acpgen-probe-")).resolve()
+        self._claim = claim(PREFIX)
+        self.root = Path(self._claim.path).resolve()
         if seed is not None:
             try:
                 shutil.copytree(seed, self.root, symlinks=True, dirs_exist_ok=True)
             except BaseException:
-                shutil.rmtree(self.root, ignore_errors=True)
+                self._claim.release()
                 raise
         self.terminals: dict[str, Terminal] = {}
         self.next_id = 0
@@ -202,7 +207,7 @@ class Sandbox:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await terminal.reader
         self.terminals.clear()
-        shutil.rmtree(self.root, ignore_errors=True)
+        self._claim.release()
 
 
 async def _read(terminal: Terminal) -> None:
