@@ -19,6 +19,7 @@ import json
 import os
 import re
 import signal
+import stat
 import sys
 import threading
 from collections.abc import AsyncGenerator, Sequence
@@ -30,6 +31,8 @@ __all__ = [
     "DEFAULT_MAX_BUFFERED",
     "DEFAULT_MAX_MESSAGE",
     "CarriesLoaded",
+    "FileReading",
+    "FileWriting",
     "Loaded",
     "LoadedMemoryTransport",
     "MemoryTransport",
@@ -40,6 +43,7 @@ __all__ = [
     "Transport",
     "loaded_pair",
     "memory_pair",
+    "regular_file",
     "spawn_process",
     "text_of",
 ]
@@ -384,6 +388,114 @@ class StreamTransport:
     def _abort(self) -> None:
         with contextlib.suppress(Exception):
             self.writer.transport.abort()
+
+
+def regular_file(fd: int) -> bool:
+    """Whether ``fd`` is a regular file (asyncio streams pipes, sockets and
+    terminals, not those: see :class:`FileReading`, :class:`FileWriting`)."""
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
+FILE_CHUNK = 64 * 1024
+"""The bytes :class:`FileReading` reads at a time."""
+
+
+class FileReading(asyncio.ReadTransport):
+    """A regular file read into a stream reader a chunk
+    (:data:`FILE_CHUNK`) at a time, the event loop turning between chunks,
+    and only while the reader is not paused (it pauses past twice its
+    limit): the reader holds a bounded part of the file however large it
+    is. At the file's end the reader gets its end; a read that fails
+    gives it a ``ConnectionError``. The file is not closed: it is the
+    caller's (stdin)."""
+
+    def __init__(self, fd: int, reader: asyncio.StreamReader) -> None:
+        super().__init__()
+        self._fd = fd
+        self._reader = reader
+        self._resumed = asyncio.Event()
+        self._resumed.set()
+        self._closing = False
+        self._task = asyncio.ensure_future(self._pump())
+
+    async def _pump(self) -> None:
+        reader = self._reader
+        while True:
+            await self._resumed.wait()
+            if self._closing:
+                return
+            try:
+                chunk = os.read(self._fd, FILE_CHUNK)
+            except OSError as error:
+                reader.set_exception(ConnectionError(str(error)))
+                return
+            if not chunk:
+                reader.feed_eof()
+                return
+            reader.feed_data(chunk)
+            await asyncio.sleep(0)
+
+    def pause_reading(self) -> None:
+        self._resumed.clear()
+
+    def resume_reading(self) -> None:
+        self._resumed.set()
+
+    def is_reading(self) -> bool:
+        return self._resumed.is_set() and not self._closing and not self._task.done()
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def close(self) -> None:
+        self._closing = True
+        self._resumed.set()  # the pump sees it and ends
+
+
+class FileWriting(asyncio.WriteTransport):
+    """A regular file written in place: ``write`` writes all of ``data``
+    before it returns (a failure, a full disk say, is its ``OSError``), so
+    nothing is ever buffered and ``drain`` never waits. The file is not
+    closed: it is the caller's (stdout)."""
+
+    def __init__(
+        self,
+        fd: int,
+        protocol: asyncio.BaseProtocol,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        super().__init__()
+        self._fd = fd
+        self._protocol = protocol
+        self._loop = loop
+        self._closing = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self._closing:
+            raise ConnectionError("the connection is closed")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def can_write_eof(self) -> bool:
+        return False
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def close(self) -> None:
+        if not self._closing:
+            self._closing = True
+            self._loop.call_soon(self._protocol.connection_lost, None)
+
+    def abort(self) -> None:
+        self.close()
 
 
 async def _closed(writer: asyncio.StreamWriter) -> None:

@@ -170,10 +170,13 @@ from ._transport import (
     DEFAULT_MAX_BUFFERED,
     DEFAULT_MAX_MESSAGE,
     READ_BUFFER,
+    FileReading,
+    FileWriting,
     Loaded,
     MessageTooLarge,
     StreamTransport,
     Transport,
+    regular_file,
     spawn_process,
     text_of,
 )
@@ -1755,16 +1758,27 @@ def _sending_text(
 
 
 async def open_stdio(max_message: int = DEFAULT_MAX_MESSAGE) -> StreamTransport:
-    """This process's stdin and stdout as a transport. Both must be pipes,
-    sockets or terminals (asyncio cannot stream a regular file)."""
+    """This process's stdin and stdout as a transport: pipes, sockets and
+    terminals as asyncio streams them; a regular file, which asyncio cannot
+    stream, read or written in place (``agent < requests.jsonl >
+    replies.jsonl``: see :class:`FileReading` and :class:`FileWriting`)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_BUFFER)
-    await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
-    )
-    transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, sys.stdout
-    )
+    if regular_file(sys.stdin.fileno()):
+        reader.set_transport(FileReading(sys.stdin.fileno(), reader))
+    else:
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
+        )
+    transport: asyncio.WriteTransport
+    protocol: asyncio.streams.FlowControlMixin
+    if regular_file(sys.stdout.fileno()):
+        protocol = asyncio.streams.FlowControlMixin()
+        transport = FileWriting(sys.stdout.fileno(), protocol, loop)
+    else:
+        transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, sys.stdout
+        )
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
     return StreamTransport(reader, writer, max_message=max_message)
 

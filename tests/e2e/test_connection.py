@@ -568,6 +568,36 @@ def test_the_echo_client_drives_the_v2_echo_agent_too():
         assert out.stdout == "two words \n[end_turn]\n"
 
 
+@pytest.mark.parametrize("stdin_file, stdout_file", [(True, True), (False, True), (True, False)])
+def test_the_echo_agent_serves_regular_files_as_stdin_and_stdout(tmp_path, stdin_file, stdout_file):
+    """``agent < requests.jsonl > replies.jsonl``: asyncio streams only
+    pipes, sockets and terminals; a regular file is read and written in
+    place, and its end ends the connection as a closed pipe does."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(tmp_path), "mcpServers": []}},
+    ]
+    text = "".join(json.dumps(r) + "\n" for r in requests).encode()
+    (tmp_path / "requests.jsonl").write_bytes(text)
+    argv = [sys.executable, str(ROOT / "examples/echo_agent.py")]
+    with (tmp_path / "requests.jsonl").open("rb") as given, (tmp_path / "replies.jsonl").open("wb") as taken:
+        out = subprocess.run(
+            argv,
+            input=None if stdin_file else text,
+            stdin=given if stdin_file else None,
+            stdout=taken if stdout_file else subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            timeout=HANG,
+            cwd=ROOT,
+        )
+    assert out.returncode == 0, out.stderr
+    replies = (tmp_path / "replies.jsonl").read_bytes() if stdout_file else out.stdout
+    answers = [json.loads(line) for line in replies.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2], answers
+    assert answers[0]["result"]["protocolVersion"] == 1
+    assert answers[1]["result"]["sessionId"].startswith("echo-")
+
+
 def test_cancel_stops_the_echo_agent_mid_prompt():
     class Collect(acp.Client):
         def __init__(self, conn):

@@ -451,3 +451,92 @@ def test_a_loaded_message_weighs_at_least_what_its_parsed_form_holds(shape: str,
     text = _SHAPES[shape]
     assert _deep_size(value) <= transport.parsed_bound(text)
     assert transport.held(transport.Loaded(value, text)) >= _deep_size(value) + len(text)
+
+
+def test_a_regular_file_is_read_in_chunks_the_reader_pauses_and_ends_with_its_end(tmp_path):
+    """``FileReading`` feeds a reader no faster than it takes: however large
+    the file, the reader holds at most twice its limit and a chunk."""
+    limit = 4096
+    lines = [b'{"n":%d,"pad":"%s"}\n' % (n, b"x" * (n % 300)) for n in range(20_000)]
+    path = tmp_path / "requests.jsonl"
+    path.write_bytes(b"".join(lines))
+
+    async def go() -> tuple[list[bytes], int]:
+        reader = asyncio.StreamReader(limit=limit)
+        with path.open("rb") as file:
+            reading = transport.FileReading(file.fileno(), reader)
+            reader.set_transport(reading)
+            most = 0
+            got: list[bytes] = []
+            for _ in range(50):  # nobody reads: the file stops at the bound
+                await asyncio.sleep(0)
+                most = max(most, len(reader._buffer))
+            assert not reading.is_reading()
+            while line := await reader.readline():
+                most = max(most, len(reader._buffer))
+                got.append(line)
+            assert reader.at_eof()
+            reading.close()
+            return got, most
+
+    got, most = run(go())
+    assert got == lines
+    assert most <= 2 * limit + transport.FILE_CHUNK
+
+
+def test_a_regular_file_s_read_error_reaches_the_reader_as_a_connection_error(tmp_path):
+    async def go() -> None:
+        reader = asyncio.StreamReader()
+        directory = os.open(tmp_path, os.O_RDONLY)  # read() of a directory: EISDIR
+        try:
+            reader.set_transport(transport.FileReading(directory, reader))
+            with pytest.raises(ConnectionError):
+                await reader.readline()
+        finally:
+            os.close(directory)
+
+    run(go())
+
+
+def test_a_regular_file_is_written_whole_and_refuses_writes_once_closed(tmp_path):
+    path = tmp_path / "replies.jsonl"
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        lost: list[object] = []
+
+        class Protocol(asyncio.streams.FlowControlMixin):
+            def connection_lost(self, exc: Exception | None) -> None:
+                lost.append(exc)
+                super().connection_lost(exc)
+
+        with path.open("wb") as file:
+            protocol = Protocol()
+            writing = transport.FileWriting(file.fileno(), protocol, loop)
+            writer = asyncio.StreamWriter(writing, protocol, None, loop)
+            sent = transport.StreamTransport(asyncio.StreamReader(), writer)
+            big = b"y" * (3 * 1024 * 1024)
+            assert sent.send_nowait(b"first")
+            await sent.send(big)
+            assert writing.get_write_buffer_size() == 0
+            await sent.close()
+            assert writing.is_closing() and lost == [None]
+            with pytest.raises(ConnectionError):
+                await sent.send(b"after")
+        assert path.read_bytes() == b"first\n" + big + b"\n"
+
+    run(go())
+
+
+def test_regular_file_tells_files_from_pipes(tmp_path):
+    path = tmp_path / "f"
+    path.write_text("")
+    with path.open() as file:
+        assert transport.regular_file(file.fileno())
+    read, write = os.pipe()
+    try:
+        assert not transport.regular_file(read)
+    finally:
+        os.close(read)
+        os.close(write)
+    assert not transport.regular_file(10_000)  # not open
