@@ -15,11 +15,12 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from acpgen.errors import AcpgenError
-from acpgen.replay import load_transcript, replay_agent, replay_to_agent, replay_to_client
+from acpgen.replay import load_transcript, replay_agent, replay_to_agent, replay_to_client, runs
 from acpgen.replay.fold import fold_messages, package_for
 from acpgen.replay.match import IdMap, compare
 from acpgen.replay.transcript import AGENT, CLIENT
@@ -94,6 +95,21 @@ def test_echo_transcript_replays_to_the_echo_client_with_recorded_timing() -> No
         )
         assert_clean(result, run)
         assert run.stdout.decode().startswith(ECHO_PROMPT), run.stdout
+
+
+def test_a_replay_logs_in_a_scratch_directory_that_goes_with_a_killed_run_s(tmp_path, monkeypatch) -> None:
+    """The run's log is in a scratch directory: gone after the run, and a
+    run killed with SIGKILL leaves nothing the next run does not remove."""
+    home = tmp_path / "temp"
+    killed = home / f"{runs.SCRATCH_PREFIX}killed"
+    killed.mkdir(parents=True)
+    (killed / "run.jsonl").write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", str(home))
+    monkeypatch.setenv("TMPDIR", str(home))
+    client = [PYTHON, str(ROOT / "examples/echo_client.py"), ECHO_PROMPT, "--", "{agent}"]
+    result, run = replay_to_client(TRANSCRIPTS / "acpgen-echo-v1.jsonl", client, timeout=HANG, cwd="/")
+    assert_clean(result, run)
+    assert list(home.iterdir()) == []
 
 
 def test_a_client_that_says_something_else_is_reported_with_the_path() -> None:

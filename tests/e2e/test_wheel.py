@@ -81,7 +81,12 @@ def test_an_installed_acpgen_checks_a_vendored_package_outside_the_checkout(whee
     (project / "schema/v1").mkdir(parents=True)
     shutil.copyfile(ROOT / "schema/v1/schema.json", project / "schema/v1/schema.json")
     shutil.copytree(ROOT / "generated/acp_v1", project / "vendor/acp_v1", ignore=shutil.ignore_patterns("__pycache__"))
-    env = dict(os.environ, PYTHONPATH=str(site))
+    # A private temporary directory, holding what a killed run left: the
+    # fixtures are made in a scratch directory, which goes, and that run's too.
+    temp = tmp_path / "temp"
+    (temp / "acpgen-fixtures-killed").mkdir(parents=True)
+    (temp / "acpgen-fixtures-killed" / "manifest.json").write_text("{}")
+    env = dict(os.environ, PYTHONPATH=str(site), TMPDIR=str(temp))
     where = subprocess.run(
         [sys.executable, "-c", "import acpgen; print(acpgen.__file__)"],
         env=env,
@@ -116,3 +121,4 @@ def test_an_installed_acpgen_checks_a_vendored_package_outside_the_checkout(whee
     assert sum(1 for line in lines if re.match(r"^  \S+\s+\d+ passed", line)) >= n
     assert re.search(rf"^coverage: def {n}/{n}, variant (\d+)/\1, lenient (\d+)/\2, enum (\d+)/\3$", done.stdout, re.M)
     assert "known failure" not in done.stdout
+    assert list(temp.iterdir()) == []

@@ -17,6 +17,7 @@ import pytest
 from acpgen import scratch
 from acpgen.emit import fmt
 from acpgen.probe import checks, client_context, sandbox
+from acpgen.replay import runs
 from acpgen.update import applying
 
 from ..patience import HANG
@@ -101,7 +102,15 @@ def test_a_killed_run_s_directory_goes_with_the_next_run_and_a_live_one_s_stays(
 def test_no_prefix_sweeps_another_s_directories():
     """A run sweeps the unlocked directories whose names start with its
     prefix: no prefix may start another's."""
-    prefixes = [*HOLDERS, fmt.SCRATCH_PREFIX, applying.SCRATCH_PREFIX, "acpgen-npm-pack-", "acpgen-validate-"]
+    prefixes = [
+        *HOLDERS,
+        fmt.SCRATCH_PREFIX,
+        applying.SCRATCH_PREFIX,
+        runs.SCRATCH_PREFIX,
+        "acpgen-npm-pack-",
+        "acpgen-validate-",
+        "acpgen-fixtures-",
+    ]
     assert len(set(prefixes)) == len(prefixes)
     for prefix in prefixes:
         assert not [other for other in prefixes if other != prefix and other.startswith(prefix)], prefix

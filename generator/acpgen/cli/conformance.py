@@ -6,7 +6,6 @@ This module imports nothing of the generator (see the package docstring):
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -21,6 +20,7 @@ from ..conformance.loader import (
     package_dir,
     schema_for,
 )
+from ..scratch import scratch
 
 
 @click.command("conformance")
@@ -125,7 +125,7 @@ def _run(
                     )
             fixtures_dir, label = fixtures_for(schema_path, fixtures), None
             if fixtures_dir is None:
-                fixtures_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="acpgen-fixtures-")))
+                fixtures_dir = Path(stack.enter_context(scratch("acpgen-fixtures-")))
                 label = fixtures_on_the_fly(schema_path, fixtures_dir)
             runs.append((directory, module, schema_path, fixtures_dir, label))
     except ConformanceError as error:

@@ -11,16 +11,19 @@ import importlib
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..scratch import scratch
 from .agent import AgentReplayer, serve
 from .fold import package_for
 from .script import Finding, ReplayResult, RunLog, compare_folds, read_run_log, recorded_traffic
 from .transcript import Transcript, load_transcript
+
+SCRATCH_PREFIX = "acpgen-replay-"
+"""The name of the directory a replay run logs in (see :mod:`acpgen.scratch`)."""
 
 AGENT_PLACEHOLDER = "{agent}"
 """In a client command, where the replay agent's command goes (else it is
@@ -70,8 +73,8 @@ def replay_to_client(
     and compare the run with the recording."""
     transcript = load_transcript(path)
     fold_package = package_for(transcript.protocol_version, package)
-    with tempfile.TemporaryDirectory(prefix="acpgen-replay-") as scratch:
-        log = os.path.join(scratch, "run.jsonl")
+    with scratch(SCRATCH_PREFIX) as directory:
+        log = os.path.join(directory, "run.jsonl")
         full = client_command(command, serve_command(Path(path).resolve(), timing, log, _directory(fold_package)))
         done = subprocess.run(full, capture_output=True, timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL)
         traffic, findings, ids, ended = read_run_log(log)
