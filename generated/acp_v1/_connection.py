@@ -176,8 +176,8 @@ from ._transport import (
     MessageTooLarge,
     StreamTransport,
     Transport,
-    regular_file,
     spawn_process,
+    streamable,
     text_of,
 )
 
@@ -1323,7 +1323,10 @@ class Connection(Generic[H]):
         except RequestError as failure:
             error = failure.error
         except Exception as failure:
-            log.exception("the %s handler failed", message.method)
+            if not isinstance(failure, ConnectionError) or self._state is _OPEN:
+                log.exception("the %s handler failed", message.method)
+            # else the handler sent on a connection that broke or closed,
+            # said once in the log: no traceback per handler running then.
             error = RpcError(
                 INTERNAL_ERROR,
                 "Internal error",
@@ -1759,28 +1762,31 @@ def _sending_text(
 
 async def open_stdio(max_message: int = DEFAULT_MAX_MESSAGE) -> StreamTransport:
     """This process's stdin and stdout as a transport: pipes, sockets and
-    terminals as asyncio streams them; a regular file, which asyncio cannot
-    stream, read or written in place (``agent < requests.jsonl >
-    replies.jsonl``: see :class:`FileReading` and :class:`FileWriting`)."""
+    terminals as asyncio streams them; a regular file or ``/dev/null``,
+    which asyncio cannot stream, read or written in place (``agent <
+    requests.jsonl > replies.jsonl``: see :class:`FileReading` and
+    :class:`FileWriting`)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_BUFFER)
-    if regular_file(sys.stdin.fileno()):
-        reader.set_transport(FileReading(sys.stdin.fileno(), reader))
-    else:
+    reading: FileReading | None = None
+    if streamable(sys.stdin.fileno()):
         await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
         )
+    else:
+        reading = FileReading(sys.stdin.fileno(), reader)
+        reader.set_transport(reading)
     transport: asyncio.WriteTransport
     protocol: asyncio.streams.FlowControlMixin
-    if regular_file(sys.stdout.fileno()):
-        protocol = asyncio.streams.FlowControlMixin()
-        transport = FileWriting(sys.stdout.fileno(), protocol, loop)
-    else:
+    if streamable(sys.stdout.fileno(), writing=True):
         transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, sys.stdout
         )
+    else:
+        protocol = asyncio.streams.FlowControlMixin()
+        transport = FileWriting(sys.stdout.fileno(), protocol, loop)
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    return StreamTransport(reader, writer, max_message=max_message)
+    return StreamTransport(reader, writer, max_message=max_message, reading=reading)
 
 
 C = TypeVar("C", bound=Connection[Any])

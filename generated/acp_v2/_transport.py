@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import re
+import selectors
 import signal
 import stat
 import sys
@@ -43,8 +44,8 @@ __all__ = [
     "Transport",
     "loaded_pair",
     "memory_pair",
-    "regular_file",
     "spawn_process",
+    "streamable",
     "text_of",
 ]
 
@@ -261,11 +262,15 @@ class StreamTransport:
         *,
         max_message: int = DEFAULT_MAX_MESSAGE,
         close_timeout: float = _CLOSE_TIMEOUT,
+        reading: asyncio.BaseTransport | None = None,
     ) -> None:
         self.reader = reader
         self.writer = writer
         self.max_message = max_message
         self.close_timeout = close_timeout
+        self._reading = reading
+        """The transport feeding ``reader``, when it is this one's to close
+        (:func:`open_stdio`'s :class:`FileReading`)."""
         self._closing: asyncio.Task[None] | None = None
         # Whether drain() would wait: asyncio has no public way to ask.
         # drain() waits exactly while its stream protocol's ``_paused`` is
@@ -366,6 +371,8 @@ class StreamTransport:
         take what is still buffered, which is then dropped (at once when
         ``close`` is cancelled). Closing again, or from another task, waits
         for the same close."""
+        if self._reading is not None:
+            self._reading.close()
         writer = self.writer
         with contextlib.suppress(Exception):
             writer.close()
@@ -390,27 +397,46 @@ class StreamTransport:
             self.writer.transport.abort()
 
 
-def regular_file(fd: int) -> bool:
-    """Whether ``fd`` is a regular file (asyncio streams pipes, sockets and
-    terminals, not those: see :class:`FileReading`, :class:`FileWriting`)."""
+def streamable(fd: int, writing: bool = False) -> bool:
+    """Whether asyncio streams ``fd`` (``connect_read_pipe``, or with
+    ``writing`` ``connect_write_pipe``): a pipe, a socket or a character
+    device the event loop's selector can watch, as a terminal. Not a
+    regular file nor ``/dev/null``, which no selector watches: see
+    :class:`FileReading` and :class:`FileWriting`."""
     try:
-        return stat.S_ISREG(os.fstat(fd).st_mode)
+        mode = os.fstat(fd).st_mode
     except OSError:
         return False
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return False
+    with selectors.DefaultSelector() as selector:
+        try:
+            selector.register(
+                fd, selectors.EVENT_WRITE if writing else selectors.EVENT_READ
+            )
+        except (OSError, ValueError):
+            return False
+    return True
 
 
 FILE_CHUNK = 64 * 1024
 """The bytes :class:`FileReading` reads at a time."""
 
 
+_PUMPING: set[asyncio.Task[None]] = set()
+"""The running tasks of :class:`FileReading` (the event loop keeps only
+weak references to its tasks)."""
+
+
 class FileReading(asyncio.ReadTransport):
-    """A regular file read into a stream reader a chunk
+    """A file asyncio cannot stream (a regular file, ``/dev/null``: see
+    :func:`streamable`) read into a stream reader a chunk
     (:data:`FILE_CHUNK`) at a time, the event loop turning between chunks,
     and only while the reader is not paused (it pauses past twice its
     limit): the reader holds a bounded part of the file however large it
-    is. At the file's end the reader gets its end; a read that fails
-    gives it a ``ConnectionError``. The file is not closed: it is the
-    caller's (stdin)."""
+    is. At the file's end the reader gets its end, as it does when this is
+    closed; a read that fails gives it a ``ConnectionError``. The file is
+    not closed: it is the caller's (stdin)."""
 
     def __init__(self, fd: int, reader: asyncio.StreamReader) -> None:
         super().__init__()
@@ -420,6 +446,8 @@ class FileReading(asyncio.ReadTransport):
         self._resumed.set()
         self._closing = False
         self._task = asyncio.ensure_future(self._pump())
+        _PUMPING.add(self._task)
+        self._task.add_done_callback(_PUMPING.discard)
 
     async def _pump(self) -> None:
         reader = self._reader
@@ -451,8 +479,13 @@ class FileReading(asyncio.ReadTransport):
         return self._closing
 
     def close(self) -> None:
+        if self._closing:
+            return
         self._closing = True
         self._resumed.set()  # the pump sees it and ends
+        if not self._task.done():
+            # What waits to read gets the end, as from a pipe closed.
+            self._reader.feed_eof()
 
 
 class FileWriting(asyncio.WriteTransport):

@@ -64,12 +64,11 @@ def scratch(prefix: str) -> Iterator[str]:
     with _terminations_deferred():
         held: Claim | None = None
         try:
-            with _signals_blocked():  # no interrupt between creating it and knowing its name
-                held = _claim(prefix)
+            held = _claim(prefix)
             yield held.path
         finally:
             if held is not None:
-                with _signals_blocked():  # nor one that cuts the removal short
+                with _signals_blocked():  # no interrupt that cuts the removal short
                     held.release()
 
 
@@ -97,14 +96,31 @@ class Claim:
 def claim(prefix: str) -> Claim:
     """A new private temporary directory named ``<prefix>*`` for an object
     to hold (see the module docstring): the directories of ended runs with
-    that prefix go first. Release it with :meth:`Claim.release`."""
-    with _signals_blocked():  # no interrupt between creating it and knowing its name
-        return _claim(prefix)
+    that prefix go first. Release it with :meth:`Claim.release`. An
+    interrupt as it is made leaves nothing: not the directory, nor its
+    lock."""
+    return _claim(prefix)
 
 
 def _claim(prefix: str) -> Claim:
+    """Sweep (interruptible: what an interrupt leaves half deleted is
+    unlocked, and the next run finishes it), then make, lock and name the
+    directory with interrupts held off; one that comes as they are let
+    through again removes it."""
     home = tempfile.gettempdir()
     _sweep(home, prefix)
+    held: Claim | None = None
+    try:
+        with _signals_blocked():
+            held = _make(home, prefix)
+    except BaseException:
+        if held is not None:
+            held.release()
+        raise
+    return held
+
+
+def _make(home: str, prefix: str) -> Claim:
     made = tempfile.mkdtemp(prefix=_CLAIM, dir=home)
     fd: int | None = None
     try:

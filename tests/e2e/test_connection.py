@@ -497,6 +497,42 @@ def test_a_notification_handler_that_raises_does_not_stop_the_later_ones(caplog)
     assert [str(r.exc_info[1]) for r in failures] == [f"cannot show {i}" for i in range(0, Streamer.count, 3)]
 
 
+def test_a_handler_that_sends_after_the_peer_went_is_not_logged_as_a_failure(caplog):
+    """The peer closes mid-turn: the handler's next update raises
+    ``ConnectionError``; the log says the connection ended, with no
+    traceback for each handler that was running."""
+    failed: list[BaseException] = []
+
+    class Holding(Agent):
+        started = asyncio.Event()
+
+        async def prompt(self, params):
+            Holding.started.set()
+            await self.release.wait()
+            try:
+                for i in range(5):
+                    await self.conn.session_update(chunk_update(params.session_id, str(i)))
+            except ConnectionError as error:
+                failed.append(error)
+                raise
+            return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+    async def main():
+        agent, (_reader, writer) = await raw_agent(Holding)
+        prompt = {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": {"sessionId": "s", "prompt": []}}
+        writer.write((json.dumps(prompt) + "\n").encode())
+        await writer.drain()
+        await Holding.started.wait()
+        writer.close()
+        await writer.wait_closed()
+        agent.handler.release.set()
+        await agent.run()  # the peer is gone: it ends once the handler has
+        assert failed, "the handler never saw the connection end"
+
+    run(main())
+    assert not [r for r in caplog.records if "handler failed" in r.getMessage()]
+
+
 def test_notifications_read_before_the_peer_closes_are_still_handled():
     async def main():
         (client_reader, client_writer), (_peer_reader, peer_writer) = await streams()
@@ -596,6 +632,22 @@ def test_the_echo_agent_serves_regular_files_as_stdin_and_stdout(tmp_path, stdin
     assert [a["id"] for a in answers] == [1, 2], answers
     assert answers[0]["result"]["protocolVersion"] == 1
     assert answers[1]["result"]["sessionId"].startswith("echo-")
+
+
+def test_the_echo_agent_ends_at_once_on_dev_null_as_stdin():
+    """``/dev/null`` is a character device no selector watches: read as a
+    file, its end ends the connection (a pipe transport never saw it)."""
+    if not os.path.exists("/dev/null"):
+        pytest.skip("no /dev/null")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples/echo_agent.py")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=HANG,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == b""
 
 
 def test_cancel_stops_the_echo_agent_mid_prompt():

@@ -128,3 +128,47 @@ def test_a_claim_stays_locked_until_released(home):
     path = held.path
     held.release()
     assert not os.path.exists(path)
+
+
+INTERRUPTED_CLAIM = """
+import os, signal, sys
+from acpgen import scratch
+
+make = scratch._make
+
+def interrupted(*args):
+    held = make(*args)
+    os.kill(os.getpid(), signal.SIGINT)  # held off until the block ends
+    return held
+
+scratch._make = interrupted
+try:
+    scratch.claim(sys.argv[1])
+except KeyboardInterrupt:
+    home = os.environ["TMPDIR"]
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            held.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:  # the listing's own descriptor, closed since
+            pass
+    print("left", sorted(os.listdir(home)), "held", [path for path in held if path.startswith(home)])
+else:
+    print("no interrupt")
+"""
+
+
+def test_an_interrupt_as_a_claim_is_made_leaves_no_directory_and_no_lock(home):
+    """The interrupt is held off while the directory is made, locked and
+    named, and comes as it is let through: the claim is undone, not lost.
+    In a process of its own, whose main thread gets the signal."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "generator")}
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_CLAIM, checks.EXTRA_PREFIX],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=HANG,
+    )
+    assert done.stdout.strip() == "left [] held []", done.stdout + done.stderr
+    assert list(home.iterdir()) == []

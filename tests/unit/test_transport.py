@@ -528,15 +528,72 @@ def test_a_regular_file_is_written_whole_and_refuses_writes_once_closed(tmp_path
     run(go())
 
 
-def test_regular_file_tells_files_from_pipes(tmp_path):
+def test_streamable_tells_what_asyncio_streams_from_what_it_cannot(tmp_path):
     path = tmp_path / "f"
     path.write_text("")
     with path.open() as file:
-        assert transport.regular_file(file.fileno())
+        assert not transport.streamable(file.fileno())
+        assert not transport.streamable(file.fileno(), writing=True)
     read, write = os.pipe()
     try:
-        assert not transport.regular_file(read)
+        assert transport.streamable(read)
+        assert transport.streamable(write, writing=True)
     finally:
         os.close(read)
         os.close(write)
-    assert not transport.regular_file(10_000)  # not open
+    left, right = socket.socketpair()
+    with left, right:
+        assert transport.streamable(left.fileno())
+    if os.path.exists("/dev/null"):
+        with open("/dev/null", "rb") as null:  # a character device no selector watches
+            assert not transport.streamable(null.fileno())
+    assert not transport.streamable(10_000)  # not open
+
+
+def test_closing_a_file_reading_ends_what_waits_to_read_and_its_pump(tmp_path):
+    """Closed before the file's end (the connection over it closed), the
+    reading gives the reader its end, as a pipe's transport does, and its
+    task ends: nothing is left pending for the collector to find."""
+    path = tmp_path / "requests.jsonl"
+    path.write_bytes(b"x" * (1024 * 1024))  # no line break: the reader waits for more
+
+    async def go() -> None:
+        reader = asyncio.StreamReader(limit=1024)
+        with path.open("rb") as file:
+            reading = transport.FileReading(file.fileno(), reader)
+            reader.set_transport(reading)
+            pump = reading._task
+            waiting = asyncio.ensure_future(reader.read(-1))  # to the end
+            for _ in range(5):
+                await asyncio.sleep(0)
+            assert not waiting.done() and not pump.done()
+            assert pump in transport._PUMPING  # held while it runs
+            reading.close()
+            data = await waiting
+            assert len(data) < 1024 * 1024 and reader.at_eof()
+            await pump
+            await asyncio.sleep(0)  # its done callbacks
+            assert pump not in transport._PUMPING
+
+    run(go())
+
+
+def test_a_stream_transport_closes_the_file_reading_it_owns(tmp_path):
+    path = tmp_path / "requests.jsonl"
+    path.write_bytes(b'{"n":1}\n' * 100_000)
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1024)
+        with path.open("rb") as given, (tmp_path / "out").open("wb") as taken:
+            reading = transport.FileReading(given.fileno(), reader)
+            reader.set_transport(reading)
+            protocol = asyncio.streams.FlowControlMixin()
+            writer = asyncio.StreamWriter(transport.FileWriting(taken.fileno(), protocol, loop), protocol, reader, loop)
+            stream = transport.StreamTransport(reader, writer, reading=reading)
+            assert await stream.receive() == b'{"n":1}\n'
+            await stream.close()
+            assert reading.is_closing()
+            await reading._task
+
+    run(go())
