@@ -12,8 +12,8 @@ is dropped from their environment and their caches go to a temporary
 directory (``PYTHONPYCACHEPREFIX``), filled by one run of each command
 before the timed ones, so that nothing is written next to the packages.
 
-Beside the figures: whether ``import acp_v1`` imported orjson or asyncio
-(neither is needed before the first message or connection), and with
+Beside the figures: whether ``import acp_v1`` imported orjson, asyncio or
+dataclasses (none is needed before the first message or connection), and with
 ``--breakdown`` the modules that cost most under ``python -X importtime``
 (the median of each module's own time over the runs).
 
@@ -113,7 +113,7 @@ def main() -> None:
             [
                 sys.executable,
                 "-c",
-                f"import sys, {args.package}; print(sorted({{'orjson', 'asyncio'}} & set(sys.modules)))",
+                f"import sys, {args.package}; print(sorted({{'orjson', 'asyncio', 'dataclasses'}} & set(sys.modules)))",
             ],
             cwd=args.generated,
             env=env,
@@ -121,7 +121,7 @@ def main() -> None:
             capture_output=True,
             text=True,
         ).stdout.strip()
-        print(f"  imported by import {args.package} among orjson, asyncio: {loaded}")
+        print(f"  imported by import {args.package} among orjson, asyncio, dataclasses: {loaded}")
         if args.breakdown:
             print(f"\nTop modules by their own time under -X importtime (median of {args.runs} runs, us):")
             for name, own, total in breakdown(args.package, env, args.generated, args.runs, 20):

@@ -22,9 +22,10 @@ from ._runtime import Unset as _Unset
 
 if _typing.TYPE_CHECKING:
     from dataclasses import dataclass as _dataclass
+    from dataclasses import field as _field
 else:
     from ._models import dataclass as _dataclass
-from dataclasses import field as _field
+    from ._models import field as _field
 
 __all__ = [
     "AgentRequest",
