@@ -13,8 +13,6 @@ generated module imports them from one place.
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum
@@ -141,7 +139,7 @@ class ValidationError(ValueError):
             elif _PLAIN_KEY.fullmatch(segment):
                 out.append("." + segment)
             else:
-                out.append("[" + json.dumps(segment) + "]")
+                out.append("[" + quoted(segment) + "]")
         return "".join(out)
 
     def __str__(self) -> str:
@@ -174,13 +172,31 @@ def json_type(value: object) -> str:
     return kind.__name__
 
 
+INF = float("inf")
+"""Infinity: a float ``x`` is finite when ``-INF < x < INF`` (NaN compares
+false), as ``math.isfinite`` says, without importing ``math``."""
+
+
+def _json_text(value: object) -> str:
+    """``json.dumps(value, allow_nan=False)``, ``json`` imported here: only
+    messages need it, and importing a package need not import it."""
+    import json
+
+    return json.dumps(value, allow_nan=False)
+
+
+def quoted(text: str) -> str:
+    """``text`` as a JSON string, for a message."""
+    return _json_text(text)
+
+
 def show_value(value: object) -> str:
     """A value for a message: its JSON text, shortened; a number beyond what
     ``str`` converts (4,300 digits) by its size; anything else by its type."""
     if type(value) is int and value.bit_length() > 1000:
         return _big(value)
     try:
-        text = json.dumps(value, allow_nan=False)
+        text = _json_text(value)
     except (TypeError, ValueError, RecursionError):
         if type(value) is float:
             return repr(value)
@@ -215,7 +231,7 @@ def unexpected(expected: str, value: object) -> ValidationError:
 
 
 def missing(key: str) -> ValidationError:
-    return ValidationError(f"missing required property {json.dumps(key)}")
+    return ValidationError(f"missing required property {quoted(key)}")
 
 
 def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
@@ -226,7 +242,7 @@ def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
         return missing(tag)
     if expected is None:
         return type_error("a string", value).at(tag)
-    return unexpected(f"expected {json.dumps(expected)}", value).at(tag)
+    return unexpected(f"expected {quoted(expected)}", value).at(tag)
 
 
 def check_str(
@@ -286,7 +302,7 @@ def check_num(
     if kind is not int and kind is not float:
         raise type_error("a number", value)
     number = cast("int | float", value)
-    if kind is float and not math.isfinite(number):
+    if kind is float and not -INF < number < INF:
         # json.loads accepts NaN and Infinity; JSON has no such numbers.
         raise type_error("a finite number", value)
     if (low is not None and number < low) or (high is not None and number > high):
@@ -672,7 +688,7 @@ def _check_values(value: Any, decoding: bool) -> None:
         elif kind is str or kind is int or kind is bool or item is None:
             continue
         elif kind is float:
-            if not math.isfinite(item):
+            if not -INF < item < INF:
                 raise type_error("a finite number", item).at_path(_path(node))
         elif item is UNSET:
             raise ValidationError(

@@ -7,15 +7,15 @@ of ``encode(value, validate=True)``."""
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 import re
 from typing import TYPE_CHECKING, Any, cast
 
 from ._runtime import (
+    INF,
     ValidationError,
     json_array,
     json_equal,
+    quoted,
     show_found,
     show_number,
     show_value,
@@ -30,10 +30,18 @@ __all__ = ["resolve", "schema_root", "validate"]
 _SCHEMA_CACHE: dict[int, JsonObject] = {}
 
 
+def _loads(text: str) -> Any:
+    """``json.loads``, ``json`` imported here (a package imports this module
+    and need not import ``json``)."""
+    import json
+
+    return json.loads(text)
+
+
 def schema_root(text: str) -> JsonObject:
     root = _SCHEMA_CACHE.get(id(text))
     if root is None:
-        root = _SCHEMA_CACHE[id(text)] = {"$defs": json.loads(text)}
+        root = _SCHEMA_CACHE[id(text)] = {"$defs": _loads(text)}
     return root
 
 
@@ -82,7 +90,7 @@ def _is_type(value: object, kind: str) -> bool:
     if kind == "integer":
         return t is int or (type(value) is float and value.is_integer())
     if kind == "number":
-        return t is int or (t is float and math.isfinite(cast(float, value)))
+        return t is int or (t is float and -INF < cast(float, value) < INF)
     if kind == "boolean":
         return t is bool
     if kind == "null":
@@ -213,8 +221,8 @@ class _Validator:
                 try:
                     quotient = value / divisor
                 except OverflowError:
-                    quotient = math.inf
-                whole = math.isfinite(quotient) and float(quotient).is_integer()
+                    quotient = INF
+                whole = -INF < quotient < INF and float(quotient).is_integer()
             if not whole:
                 raise self.fail(
                     f"expected a multiple of {schema['multipleOf']}, found {show_number(value)}",
@@ -266,7 +274,7 @@ class _Validator:
         evaluated: set[str] = set()
         for key in schema.get("required", ()):
             if key not in value:
-                raise self.fail(f"missing required property {json.dumps(key)}", path)
+                raise self.fail(f"missing required property {quoted(key)}", path)
         if "minProperties" in schema and len(value) < schema["minProperties"]:
             raise self.fail(
                 f"expected at least {schema['minProperties']} properties", path
@@ -291,9 +299,7 @@ class _Validator:
                 if key in properties or any(re.search(p, key) for p in patterns):
                     continue
                 if schema["additionalProperties"] is False:
-                    raise self.fail(
-                        f"unexpected property {json.dumps(key)}", (*path, key)
-                    )
+                    raise self.fail(f"unexpected property {quoted(key)}", (*path, key))
                 self.check(schema["additionalProperties"], value[key], (*path, key))
                 evaluated.add(key)
         if "propertyNames" in schema:
@@ -304,7 +310,7 @@ class _Validator:
                 for other in needed:
                     if other not in value:
                         raise self.fail(
-                            f"missing property {json.dumps(other)} required by {json.dumps(key)}",
+                            f"missing property {quoted(other)} required by {quoted(key)}",
                             path,
                         )
         return evaluated

@@ -57,6 +57,12 @@ def test_scalar_checks():
     assert rt.check_num(1.5, 0, 2) == 1.5
     with pytest.raises(rt.ValidationError, match="expected a number"):
         rt.check_num("1")
+    # NaN and the infinities are no JSON numbers; the largest floats are.
+    for value in (math.nan, math.inf, -math.inf):
+        with pytest.raises(rt.ValidationError, match=r"^\$: expected a finite number, found number"):
+            rt.check_num(value)
+    assert rt.check_num(1.7976931348623157e308) == 1.7976931348623157e308
+    assert rt.check_num(-1.7976931348623157e308) == -1.7976931348623157e308
     with pytest.raises(rt.ValidationError, match="expected null, found string"):
         rt.not_null("x")
     assert rt.check_const("a", "a") == "a"

@@ -148,3 +148,22 @@ def test_a_union_of_shapes_says_how_many_reasons_it_leaves_out():
         va.validate(root, "#/$defs/X", dict.fromkeys(keys, 9))
     assert info.value.message.startswith("expected any of the allowed shapes (expected 0, found 9; ")
     assert info.value.message.endswith("; and 2 more)")
+
+
+def test_numbers_and_multiples_take_finite_values_only():
+    root = {"$defs": {"N": {"type": "number"}, "M": {"type": "number", "multipleOf": 0.5}}}
+    for value in (1, 1.5, 1.7976931348623157e308, -1e308):
+        va.validate(root, "#/$defs/N", value)
+    for value in (float("nan"), float("inf"), float("-inf")):
+        with pytest.raises(ValidationError, match="expected number"):
+            va.validate(root, "#/$defs/N", value)
+    va.validate(root, "#/$defs/M", 2.5)
+    with pytest.raises(ValidationError, match=r"multiple of 0\.5"):
+        va.validate(root, "#/$defs/M", 2.25)
+    # A quotient too large for a float is no multiple (OverflowError).
+    with pytest.raises(ValidationError, match="multiple of"):
+        va.validate({"$defs": {"M": {"multipleOf": 1e-308}}}, "#/$defs/M", 10**400)
+    # An error message quotes a property name as JSON.
+    with pytest.raises(ValidationError) as info:
+        va.validate({"$defs": {"R": {"type": "object", "required": ['a"b']}}}, "#/$defs/R", {})
+    assert info.value.message == 'missing required property "a\\"b"'

@@ -41,13 +41,18 @@ one."""
 
 
 @functools.cache
+def _runtime_module(module: str) -> ast.Module:
+    """The syntax tree of the runtime module ``module``, parsed once (two
+    classes of ``_mcp.py`` and of ``_models.py`` are read)."""
+    return ast.parse(SOURCES[module].read_text(encoding="utf-8"))
+
+
 def _runtime_class(module: str, name: str) -> ast.ClassDef:
     """The definition of class ``name`` in the runtime module ``module``."""
-    path = SOURCES[module]
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in _runtime_module(module).body:
         if isinstance(node, ast.ClassDef) and node.name == name:
             return node
-    raise AssertionError(f"{path} defines no {name} class")
+    raise AssertionError(f"{SOURCES[module]} defines no {name} class")
 
 
 @functools.cache
