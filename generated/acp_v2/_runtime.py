@@ -13,6 +13,7 @@ generated module imports them from one place.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum
@@ -139,7 +140,7 @@ class ValidationError(ValueError):
             elif _PLAIN_KEY.fullmatch(segment):
                 out.append("." + segment)
             else:
-                out.append("[" + quoted(segment) + "]")
+                out.append("[" + json.dumps(segment) + "]")
         return "".join(out)
 
     def __str__(self) -> str:
@@ -174,20 +175,9 @@ def json_type(value: object) -> str:
 
 INF = float("inf")
 """Infinity: a float ``x`` is finite when ``-INF < x < INF`` (NaN compares
-false), as ``math.isfinite`` says, without importing ``math``."""
-
-
-def _json_text(value: object) -> str:
-    """``json.dumps(value, allow_nan=False)``, ``json`` imported here: only
-    messages need it, and importing a package need not import it."""
-    import json
-
-    return json.dumps(value, allow_nan=False)
-
-
-def quoted(text: str) -> str:
-    """``text`` as a JSON string, for a message."""
-    return _json_text(text)
+false), as ``math.isfinite`` says, without importing ``math``. (``json``,
+which the error messages quote with, is imported with the package: an
+error's first message would otherwise pay its import.)"""
 
 
 def show_value(value: object) -> str:
@@ -196,7 +186,7 @@ def show_value(value: object) -> str:
     if type(value) is int and value.bit_length() > 1000:
         return _big(value)
     try:
-        text = _json_text(value)
+        text = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         if type(value) is float:
             return repr(value)
@@ -231,7 +221,7 @@ def unexpected(expected: str, value: object) -> ValidationError:
 
 
 def missing(key: str) -> ValidationError:
-    return ValidationError(f"missing required property {quoted(key)}")
+    return ValidationError(f"missing required property {json.dumps(key)}")
 
 
 def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
@@ -242,7 +232,7 @@ def check_tag(d: JsonObject, tag: str, expected: str | None) -> ValidationError:
         return missing(tag)
     if expected is None:
         return type_error("a string", value).at(tag)
-    return unexpected(f"expected {quoted(expected)}", value).at(tag)
+    return unexpected(f"expected {json.dumps(expected)}", value).at(tag)
 
 
 def check_str(

@@ -5,6 +5,7 @@ of ``encode(value, validate=True)``."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from typing import TYPE_CHECKING, Any, cast
 
@@ -13,7 +14,6 @@ from ._runtime import (
     ValidationError,
     json_array,
     json_equal,
-    quoted,
     show_found,
     show_number,
     show_value,
@@ -28,18 +28,10 @@ __all__ = ["resolve", "schema_root", "validate"]
 _SCHEMA_CACHE: dict[int, JsonObject] = {}
 
 
-def _loads(text: str) -> Any:
-    """``json.loads``, ``json`` imported here (a package imports this module
-    and need not import ``json``)."""
-    import json
-
-    return json.loads(text)
-
-
 def schema_root(text: str) -> JsonObject:
     root = _SCHEMA_CACHE.get(id(text))
     if root is None:
-        root = _SCHEMA_CACHE[id(text)] = {"$defs": _loads(text)}
+        root = _SCHEMA_CACHE[id(text)] = {"$defs": json.loads(text)}
     return root
 
 
@@ -272,7 +264,7 @@ class _Validator:
         evaluated: set[str] = set()
         for key in schema.get("required", ()):
             if key not in value:
-                raise self.fail(f"missing required property {quoted(key)}", path)
+                raise self.fail(f"missing required property {json.dumps(key)}", path)
         if "minProperties" in schema and len(value) < schema["minProperties"]:
             raise self.fail(
                 f"expected at least {schema['minProperties']} properties", path
@@ -297,7 +289,9 @@ class _Validator:
                 if key in properties or any(re.search(p, key) for p in patterns):
                     continue
                 if schema["additionalProperties"] is False:
-                    raise self.fail(f"unexpected property {quoted(key)}", (*path, key))
+                    raise self.fail(
+                        f"unexpected property {json.dumps(key)}", (*path, key)
+                    )
                 self.check(schema["additionalProperties"], value[key], (*path, key))
                 evaluated.add(key)
         if "propertyNames" in schema:
@@ -308,7 +302,7 @@ class _Validator:
                 for other in needed:
                     if other not in value:
                         raise self.fail(
-                            f"missing property {quoted(other)} required by {quoted(key)}",
+                            f"missing property {json.dumps(other)} required by {json.dumps(key)}",
                             path,
                         )
         return evaluated
