@@ -76,7 +76,7 @@ def test_what_decoding_does_not_need_loads_on_first_use(name):
         "assert not loaded, loaded\n"
         "assert p.decode('ContentBlock', {'type': 'text', 'text': 'hi'}).text == 'hi'\n"
         "assert 'orjson' not in sys.modules and p.__name__ + '.session' not in sys.modules\n"
-        # dataclasses (and inspect, which it imports) cost more than the
+        # dataclasses (and inspect, which it imports) cost about as much as the
         # models; math is not needed at all. json is: a decoding error's
         # message quotes with it, and its first one must not pay the import.
         "unloaded = ('dataclasses', 'inspect', 'math')\n"
