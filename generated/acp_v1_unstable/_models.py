@@ -12,6 +12,7 @@ read, by ``dataclasses.fields``, ``replace``, ``asdict`` or
 
 from __future__ import annotations
 
+import functools
 import reprlib
 import sys
 from collections.abc import Callable
@@ -136,18 +137,14 @@ class _Params:
     pass
 
 
-_PARAMS: list[object] = []
-"""What dataclasses.dataclass(slots=True, kw_only=True) records, for code
-that reads it (``__dataclass_params__.frozen`` and the like), once made."""
-
-
+@functools.cache
 def _params() -> object:
-    if not _PARAMS:
-        import dataclasses
+    """What dataclasses.dataclass(slots=True, kw_only=True) records, for code
+    that reads it (``__dataclass_params__.frozen`` and the like)."""
+    import dataclasses
 
-        made = dataclasses.dataclass(slots=True, kw_only=True)(_Params)
-        _PARAMS.append(getattr(made, "__dataclass_params__"))
-    return _PARAMS[0]
+    made = dataclasses.dataclass(slots=True, kw_only=True)(_Params)
+    return getattr(made, "__dataclass_params__")
 
 
 def _replace(self: Any, /, **changes: Any) -> Any:

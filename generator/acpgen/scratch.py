@@ -64,7 +64,7 @@ def scratch(prefix: str) -> Iterator[str]:
     with _terminations_deferred():
         held: Claim | None = None
         try:
-            held = _claim(prefix)
+            held = claim(prefix)
             yield held.path
         finally:
             if held is not None:
@@ -98,14 +98,11 @@ def claim(prefix: str) -> Claim:
     to hold (see the module docstring): the directories of ended runs with
     that prefix go first. Release it with :meth:`Claim.release`. An
     interrupt as it is made leaves nothing: not the directory, nor its
-    lock."""
-    return _claim(prefix)
+    lock.
 
-
-def _claim(prefix: str) -> Claim:
-    """Sweep (interruptible: what an interrupt leaves half deleted is
-    unlocked, and the next run finishes it), then make, lock and name the
-    directory with interrupts held off; one that comes as they are let
+    The sweep is interruptible (what an interrupt leaves half deleted is
+    unlocked, and the next run finishes it); the directory is made, locked
+    and named with interrupts held off, and one that comes as they are let
     through again removes it."""
     home = tempfile.gettempdir()
     _sweep(home, prefix)
