@@ -875,9 +875,27 @@ def load_message(text: bytes | str) -> Any:
     return _stdlib_loads(text)
 
 
+_DECODER = json.JSONDecoder()
+"""The decoder ``json.loads`` uses with its default arguments, called
+without ``loads``'s own checks of what it is given."""
+
+
 def _stdlib_loads(text: bytes | str) -> Any:
-    """``json.loads``, nesting too deep for it a ``ValueError``."""
+    """``json.loads``, nesting too deep for it a ``ValueError``.
+
+    A message's text (an object: ``{`` first) goes straight to the decoder
+    ``json.loads`` would call: bytes decoded as ``loads`` decodes them
+    (``json.detect_encoding`` finds UTF-8 where ``{`` comes first and the
+    next byte is not 0: no byte order mark nor UTF-16 or UTF-32 text starts
+    so; errors ``surrogatepass``), a string as it is (it starts with no byte
+    order mark). Anything else goes through ``json.loads``: the same values
+    and errors either way."""
     try:
+        if type(text) is bytes:
+            if text[:1] == b"{" and text[1:2] != b"\x00":
+                return _DECODER.decode(text.decode("utf-8", "surrogatepass"))
+        elif type(text) is str and text[:1] == "{":
+            return _DECODER.decode(text)
         return json.loads(text)
     except RecursionError:
         raise ValueError("the message is nested too deeply") from None
@@ -922,6 +940,12 @@ _LIST: Any = list
 _FLOAT: Any = float
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+"""What ``json.dumps(value, ensure_ascii=False, allow_nan=False,
+separators=(",", ":"))`` makes for each call, made once: it keeps nothing
+from one call to the next."""
+
+
 def dump_message(wire: dict[str, Any]) -> bytes:
     """One message's JSON text as UTF-8 bytes, with no line break: only JSON
     a strict peer accepts goes out. Raises ``ValueError`` for what has no
@@ -946,10 +970,7 @@ def dump_message(wire: dict[str, Any]) -> bytes:
                 # queues is what they count.
                 return bytes(memoryview(data)) if len(data) < _COPY_BELOW else data
     try:
-        text = json.dumps(
-            wire, ensure_ascii=False, allow_nan=False, separators=(",", ":")
-        )
-        return text.encode("utf-8")
+        return _ENCODER.encode(wire).encode("utf-8")
     except UnicodeEncodeError as error:
         echoed = _with_escaped_id(wire)
         if echoed is None:

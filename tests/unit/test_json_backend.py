@@ -268,11 +268,13 @@ def test_a_long_text_with_many_brackets_in_its_strings_is_read_by_orjson(
     nested = _long("[" * 498 + "]" * 498).encode()  # in two objects: 500 levels
     called: list[object] = []
 
-    def loads(text: object) -> object:
-        called.append(text)
-        return json.loads(text)  # type: ignore[arg-type]
+    stdlib_loads = rpc._stdlib_loads
 
-    monkeypatch.setattr(rpc, "json", type("json", (), {"loads": staticmethod(loads)}))
+    def loads(text: bytes | str) -> object:
+        called.append(text)
+        return stdlib_loads(text)
+
+    monkeypatch.setattr(rpc, "_stdlib_loads", loads)
     assert rpc.load_message(text) == tool_call
     assert _same_value(rpc.load_message(nested), orjson.loads(nested))
     assert called == []
@@ -317,9 +319,11 @@ def test_a_short_text_with_many_brackets_or_digits_in_its_strings_is_read_by_orj
     digits = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"token": "1234567890123456789012345"}}).encode()
     called: list[object] = []
 
-    def loads(text: object) -> object:
+    stdlib_loads = rpc._stdlib_loads
+
+    def loads(text: bytes | str) -> object:
         called.append(text)
-        return json.loads(text)  # type: ignore[arg-type]
+        return stdlib_loads(text)
 
     # Many values for their bytes (checked by a scan, then in full): 600
     # empty arrays, and integers with a long number in a string.
@@ -327,7 +331,7 @@ def test_a_short_text_with_many_brackets_or_digits_in_its_strings_is_read_by_orj
     numbers = json.dumps([*range(300), "18446744073709551616"]).encode()
     assert all(2 * 500 + 2 <= len(read) < 4096 for read in (rows, numbers))
 
-    monkeypatch.setattr(rpc, "json", type("json", (), {"loads": staticmethod(loads)}))
+    monkeypatch.setattr(rpc, "_stdlib_loads", loads)
     for read in (text, digits, rows, numbers):
         assert _same_value(rpc.load_message(read), json.loads(read))
     assert called == []
@@ -338,3 +342,79 @@ def test_a_short_text_with_many_brackets_or_digits_in_its_strings_is_read_by_orj
         assert _same_value(rpc.load_message(read), json.loads(read))
     assert rpc.load_message(long_number)[-1] == 2**64
     assert called == [deep, large, long_number, long_number]
+
+
+def _outcome(call: Any, *args: Any) -> tuple[Any, Any]:
+    """``("ok", value)``, or the exception's type and text."""
+    try:
+        return ("ok", call(*args))
+    except Exception as error:  # compared, not hidden
+        return (type(error), str(error))
+
+
+_OBJECT = '{"a": [1, "\u00e9\U0001f600", null]}'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _OBJECT.encode(),
+        _OBJECT,
+        b"\xef\xbb\xbf" + _OBJECT.encode(),
+        "\ufeff" + _OBJECT,
+        _OBJECT.encode("utf-16"),
+        _OBJECT.encode("utf-16-le"),
+        _OBJECT.encode("utf-16-be"),
+        _OBJECT.encode("utf-32"),
+        _OBJECT.encode("utf-32-le"),
+        _OBJECT.encode("utf-32-be"),
+        b'{"a": "\xed\xa0\x80"}',
+        b'{"a": "\xff"}',
+        b'{"a": 1} x',
+        b'{"a": 1} \n',
+        b' {"a": 1}',
+        b'{"a": NaN}',
+        b"{",
+        b"{}",
+        b"{\x00",
+        b"[1]",
+        "{",
+        "[1]",
+        bytearray(_OBJECT.encode()),
+    ],
+)
+def test_the_stdlib_backend_reads_what_json_loads_reads(text: bytes | str) -> None:
+    ours, theirs = _outcome(rpc._stdlib_loads, text), _outcome(json.loads, text)
+    assert ours[0] == theirs[0]
+    if ours[0] == "ok":
+        assert _same_value(ours[1], theirs[1]), (ours, theirs)
+    else:
+        assert ours[1] == theirs[1]
+
+
+@given(
+    st.dictionaries(st.text(max_size=5), JSON, max_size=4),
+    st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"]),
+)
+def test_a_message_in_any_encoding_json_reads_reads_the_same_with_the_stdlib_backend(
+    value: dict[str, Any], encoding: str
+) -> None:
+    text = json.dumps(value, ensure_ascii=False).encode(encoding, "surrogatepass")
+    ours, theirs = _outcome(rpc._stdlib_loads, text), _outcome(json.loads, text)
+    assert ours[0] == theirs[0] == "ok"
+    assert _same_value(ours[1], theirs[1])
+
+
+@given(JSON)
+def test_the_stdlib_backend_writes_the_text_json_dumps_writes(value: Any) -> None:
+    wire = {"jsonrpc": "2.0", "id": 1, "result": value}
+    expected = _outcome(lambda: json.dumps(wire, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+    rpc.use_json_backend("stdlib")
+    try:
+        ours = _outcome(rpc.dump_message, wire)
+    finally:
+        rpc.use_json_backend()
+    if expected[0] == "ok":
+        assert ours == ("ok", expected[1].encode("utf-8"))
+    else:  # a lone surrogate in a string: no UTF-8
+        assert ours[0] is ValueError
