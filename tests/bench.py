@@ -23,6 +23,12 @@ encode = ``acp_v1.encode(obj)`` vs
 parsed JSON (dicts, lists, str...): JSON text parsing/serialising is not
 measured.
 
+Then encode per message against the SDK's ``model_dump(mode="json",
+by_alias=True, exclude_none=True)``, the JSON-mode dump its connection makes
+of what it sends, beside the Python-mode dump of the table, the three
+interleaved: acpgen time / SDK time, the median of the per-round ratios
+(target: at most 0.35 against JSON mode, each message).
+
 Not part of the test suite: pytest does not collect this file (no ``test_``
 prefix, no test functions, everything runs under ``__main__``).
 """
@@ -261,6 +267,47 @@ def run(cases: list[Case], rounds: int, target_ms: float, warmup_s: float, colle
                     samples[(case.label, op, lib)].append(_batch(fn, arg, n, collect) / n)
         print(f"  round {r + 1}/{rounds} done", flush=True)
     return {"calls": calls, "samples": samples}
+
+
+ENCODE_TARGET = 0.35
+"""Encode's target, per message: at most this share of the SDK's time for
+``model_dump(mode="json", by_alias=True, exclude_none=True)``, the JSON-mode
+dump its connection makes of what it sends (JSON values out, as ``encode``
+gives)."""
+
+
+def encode_targets(cases: list[Case], rounds: int, calls: dict[tuple[str, str], int], collect: bool) -> dict:
+    """Per message, acpgen's ``encode`` against the SDK's ``model_dump`` in
+    JSON mode (the target's baseline) and in Python mode (the table's), the
+    three interleaved in each round, their order turning from one message to
+    the next: the median of the per-round ratios (acpgen time / SDK time)."""
+    out: dict[str, dict[str, float]] = {}
+    flip = 0
+    samples: dict[tuple[str, str], list[float]] = {}
+    for _ in range(rounds):
+        for case in cases:
+            ways = {
+                "acpgen": (case.encode["acpgen"], case.decoded["acpgen"]),
+                "json": (
+                    partial(case.sdk_model.model_dump, mode="json", by_alias=True, exclude_none=True),
+                    case.decoded["sdk"],
+                ),
+                "python": (case.encode["sdk"], case.decoded["sdk"]),
+            }
+            names = list(ways)
+            flip += 1
+            names = names[flip % 3 :] + names[: flip % 3]
+            n = calls[(case.label, "encode")]
+            for name in names:
+                fn, arg = ways[name]
+                samples.setdefault((case.label, name), []).append(_batch(fn, arg, n, collect) / n)
+    for case in cases:
+        ours = samples[(case.label, "acpgen")]
+        out[case.label] = {
+            mode: statistics.median(a / b for a, b in zip(ours, samples[(case.label, mode)], strict=True))
+            for mode in ("json", "python")
+        }
+    return out
 
 
 # ---------------------------------------------------------------- import time
@@ -687,6 +734,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"target {op} >= 2x faster than the SDK over the mix: {ratio:.2f}x -> {verdict} the target")
         _record("codec", f"{op}: SDK time / acpgen time over the mix", ratio, "x", ">= 2", ratio >= 2.0)
 
+    per_message = encode_targets(cases, rounds, timing["calls"], args.gc)
+    print(
+        "\nEncode per message, acpgen time / SDK time (medians of the per-round ratios, the three interleaved):"
+        f' against model_dump(mode="json") (target <= {ENCODE_TARGET}) and, as in the table, in Python mode'
+    )
+    width = max(len(label) for label in per_message)
+    for label, ratios in per_message.items():
+        verdict = "meets" if ratios["json"] <= ENCODE_TARGET else "MISSES"
+        print(f"  {label:<{width}}  JSON mode {ratios['json']:.2f}x ({verdict})  Python mode {ratios['python']:.2f}x")
+        _record(
+            "codec",
+            f"encode / model_dump(mode='json'): {label}",
+            ratios["json"],
+            "x",
+            f"<= {ENCODE_TARGET}",
+            ratios["json"] <= ENCODE_TARGET,
+        )
+
     imports = {}
     if not args.no_import_time:
         print(f"\nImport time in a fresh interpreter (median of {import_runs} runs):")
@@ -720,6 +785,7 @@ def main(argv: list[str] | None = None) -> int:
             "messages": summary["rows"],
             "totals": summary["totals"],
             "max_median_over_min": summary["max_median_over_min"],
+            "encode_per_message": per_message,
             "import_time": imports,
             "msgspec_baseline": baselines,
             "apply_stream": applied,
