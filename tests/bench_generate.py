@@ -129,8 +129,21 @@ def main(argv: list[str] | None = None) -> int:
         print(row.format(f"  datamodel-codegen, schema/v1 only ({kind}):", *(median(kind, i) for i in range(3))))
     for kind in kinds:
         ratio = median("acpgen", 0) / median(kind, 0)
-        print(f"ratio acpgen four packages / datamodel-codegen one schema ({kind}), CPU: {ratio:.2f}x")
-        record("generate", f"acpgen generate (4 packages) / datamodel-codegen ({kind}) (1 schema), CPU", ratio, "x")
+        # The target (at most half) is against the like-for-like output,
+        # stdlib dataclasses; the pydantic figure is for scale.
+        target = kind == "dataclasses.dataclass"
+        print(
+            f"ratio acpgen four packages / datamodel-codegen one schema ({kind}), CPU: {ratio:.2f}x"
+            + (f" (target <= 0.5: {'meets' if ratio <= 0.5 else 'MISSES'})" if target else "")
+        )
+        record(
+            "generate",
+            f"acpgen generate (4 packages) / datamodel-codegen ({kind}) (1 schema), CPU",
+            ratio,
+            "x",
+            "<= 0.5" if target else "",
+            (ratio <= 0.5) if target else None,
+        )
     if big:
         wall, rss, lines = big
         print(f"synthetic schema of {args.big} definitions: {wall:.1f} s, {rss:.0f} MiB peak, {lines} lines generated")
