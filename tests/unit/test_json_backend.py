@@ -23,16 +23,21 @@ def backend() -> Iterator[None]:
     rpc.use_json_backend()
 
 
+def _outcome(call: Any, *args: Any) -> tuple[Any, Any]:
+    """``("ok", value)``, or the exception's type and text."""
+    try:
+        return ("ok", call(*args))
+    except Exception as error:  # compared, not hidden
+        return (type(error), str(error))
+
+
 def _both(call: Any, *args: Any) -> tuple[Any, Any]:
     """``call(*args)`` with orjson, then with json: (value or exception type
     and text) of each."""
     out = []
     for name in ("orjson", "stdlib"):
         assert rpc.use_json_backend(name) == name
-        try:
-            out.append(("ok", call(*args)))
-        except Exception as error:  # compared, not hidden
-            out.append((type(error), str(error)))
+        out.append(_outcome(call, *args))
     rpc.use_json_backend()
     return out[0], out[1]
 
@@ -342,14 +347,6 @@ def test_a_short_text_with_many_brackets_or_digits_in_its_strings_is_read_by_orj
         assert _same_value(rpc.load_message(read), json.loads(read))
     assert rpc.load_message(long_number)[-1] == 2**64
     assert called == [deep, large, long_number, long_number]
-
-
-def _outcome(call: Any, *args: Any) -> tuple[Any, Any]:
-    """``("ok", value)``, or the exception's type and text."""
-    try:
-        return ("ok", call(*args))
-    except Exception as error:  # compared, not hidden
-        return (type(error), str(error))
 
 
 _OBJECT = '{"a": [1, "\u00e9\U0001f600", null]}'
