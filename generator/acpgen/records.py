@@ -59,12 +59,21 @@ def _frozen_record(cls: type) -> type:
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
     made: Any
     if _plain(cls, own):
+        if not own.get("__doc__"):
+            # For now: the standard decorator would write one from the
+            # signature of a class without an __init__ yet (by parsing
+            # object's text signature); it is written below.
+            cls.__doc__ = cls.__name__
         made = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False)
         fields = dataclasses.fields(made)
         _make_frozen(made, fields)
         if not own.get("__doc__"):
             # What the standard decorator writes for a class without one.
-            made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
+            # The signature of the __init__ just made, without its first
+            # parameter: the class's own, which inspect would find by a
+            # longer road (one that parses object's text signature).
+            parameters = list(inspect.signature(made.__init__).parameters.values())[1:]
+            made.__doc__ = made.__name__ + str(inspect.Signature(parameters))
     else:
         made = dataclasses.dataclass(cls, frozen=True, eq=False, repr=False)
         fields = dataclasses.fields(made)

@@ -61,9 +61,12 @@ def test_echo_session_through_the_bridge(tmp_path, client, agent):
 )
 def test_examples_through_the_bridge(tmp_path, client, agent, example):
     log = tmp_path / "lost.jsonl"
-    report = run_session(
-        acpgen_client(client), bridged(client, log, [sys.executable, str(ROOT / "examples" / example)])
-    )
+    # The example's argument: seconds between streamed words. Without one it
+    # streams the cancelled turn's 300 words at once, and may end the turn
+    # before the cancel has come through the bridge. The cancel cuts the turn
+    # short, so a wide margin costs only the 6-word turn's 0.3 s.
+    agent = [sys.executable, str(ROOT / "examples" / example), "0.05"]
+    report = run_session(acpgen_client(client), bridged(client, log, agent))
     assert report["protocolVersion"] == int(client[1])
     assert report["prompt"]["stopReason"] == "end_turn"
     assert report["prompt"]["text"].split() == report["prompt"]["sent"].split()

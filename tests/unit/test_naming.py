@@ -152,7 +152,7 @@ class Base:
 """
     node = ast.parse(source).body[0]
     assert isinstance(node, ast.ClassDef)
-    assert _class_attributes(node) == {
+    assert _class_attributes(node.body) == {
         "plain", "typed", "method", "coroutine", "Nested",
         "direct", "typed_on_self", "in_for", "in_for_else", "in_while", "in_try", "in_except", "in_try_else",
         "in_finally", "in_if", "in_if_else", "chained", "in_case", "in_inner", "in_nested",

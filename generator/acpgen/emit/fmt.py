@@ -25,6 +25,7 @@ after a SIGKILL, the next format deletes it.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import os
 import re
 import signal
@@ -55,30 +56,42 @@ _ARGS = (
 )
 
 
-def format_files(files: dict[str, str], *, piece_lines: int | None = None) -> dict[str, str]:
+def format_files(files: dict[str, str], *, batch_lines: int | None = None, whole: bool = False) -> dict[str, str]:
     """``{path: source}`` with every ``.py`` file formatted; other files as
-    they are. A file that does not parse is a generator error naming it.
+    they are. A file that does not parse is a generator error naming it and
+    the line.
 
-    A file longer than ``piece_lines`` (default :data:`PIECE_LINES`) is
-    formatted in pieces cut before top-level ``def``, ``class`` or decorator
-    lines, which the formatter treats independently and separates by two
-    blank lines: the pieces are formatted in parallel and the formatter's
-    memory stays that of one piece (the test suite checks that the result is
-    that of the whole file). A cut that was not at a statement boundary
-    (inside a string, say) leaves a piece that does not parse; then the file
-    is formatted whole.
+    The formatter sees the files' top-level definitions apart: each file is
+    cut before every top-level ``def``, ``class`` or decorator line that
+    follows a blank line, pieces the formatter treats independently and
+    separates by two blank lines. A piece several files hold (the packages
+    of one protocol version share most of their definitions) is formatted
+    once. The pieces go to the formatter packed in files of about
+    ``batch_lines`` lines (default :data:`BATCH_LINES`): each file's first
+    piece (its docstring and imports) opens one, the others follow each
+    behind a marker comment line by which the formatted text is cut apart
+    again. So the formatter runs in parallel over files of like size, and
+    its memory stays that of one. The test suite checks that the result is
+    that of formatting each file whole (``whole=True``).
+
+    Whenever that might not hold, the files are formatted whole: a cut that
+    was not at a statement boundary (inside a string, say) leaves a piece
+    that does not parse, or one whose string another piece closes: then a
+    marker is part of the string, and not changed as the formatter changes
+    a comment, so it is missing; the markers do not come back as they went
+    (a source with a line like one is met as one too many); a file's first
+    piece is empty; a file turns the formatter off (``# fmt: off``) for
+    what may be more than one piece. A file that does not parse is so reported from
+    formatting it whole.
     """
     jobs = {path: text for path, text in files.items() if path.endswith(".py") and not _runtime_copy(text)}
     if not jobs:
         return dict(files)
-    limit = PIECE_LINES if piece_lines is None else piece_lines
-    pieces = {path: _cut(text, limit) for path, text in jobs.items()}
-    try:
-        done = _format_pieces(pieces)
-    except AcpgenError:
-        if all(len(parts) == 1 for parts in pieces.values()):
-            raise
-        done = _format_pieces({path: [text] for path, text in jobs.items()})
+    done = None if whole else _format_shared(jobs, BATCH_LINES if batch_lines is None else batch_lines)
+    if done is None:
+        names = {f"m{number}.py": path for number, path in enumerate(jobs)}
+        formatted = _format_texts({name: jobs[path] for name, path in names.items()}, names)
+        done = {path: formatted[name] for name, path in names.items()}
     return {path: done.get(path, text) for path, text in files.items()}
 
 
@@ -105,49 +118,113 @@ def _runtime_sources() -> tuple[str, ...]:
 _RUNTIME: tuple[str, ...] | None = None
 
 
-PIECE_LINES = 5_000
-"""Files up to this many lines are formatted whole; longer ones (the ACP
-codecs have 13,000 to 20,000) in pieces of about this size."""
+BATCH_LINES = 5_000
+"""About how many lines each file given to the formatter holds, at most,
+unless one piece is longer (the four ACP packages make some 40 files of
+2,000 lines from 84,000 distinct lines)."""
 
 _CUT = re.compile(r"\n\n(?=(?:def |class |async def |@))")
 
+_MARKER = "#acpgen-format-piece "
+"""The comment line in front of each piece but a file's first in what the
+formatter is given. A comment in column 0 before a definition stays where
+it is, the definition's own, and the formatter puts a space after its
+``#``: a marker that comes back without one was not a comment but a line
+of a string (a cut inside a string, whose halves met again in one file),
+and is not counted as one."""
 
-def _cut(text: str, limit: int) -> list[str]:
-    """``text`` in pieces of at least ``limit`` lines, each but the first
-    starting at a column-0 ``def``/``class``/decorator after a blank line."""
-    if text.count("\n") <= limit:
-        return [text]
+_MARKED = "\n# acpgen-format-piece "
+"""A marker as the formatter leaves it, with the newline before it."""
+
+
+def _cut(text: str) -> list[str]:
+    """``text`` in pieces, each but the first starting at a column-0
+    ``def``/``class``/decorator after a blank line; each ends with its last
+    line's newline, and they join again with ``"\\n\\n"``."""
     parts: list[str] = []
     start = 0
-    lines = 0
-    position = 0
     for match in _CUT.finditer(text):
-        lines += text.count("\n", position, match.start())
-        position = match.start()
-        if lines >= limit:
-            parts.append(text[start : match.start() + 1])
-            start = match.end()
-            lines = 0
+        parts.append(text[start : match.start() + 1])
+        start = match.end()
     parts.append(text[start:])
     return parts
 
 
-def _format_pieces(pieces: dict[str, list[str]]) -> dict[str, str]:
+_SUSPENDED = re.compile(r"#\s*(?:fmt\s*:\s*off|yapf\s*:\s*disable)")
+"""A comment that stops the formatter until a matching one (or the end of
+the file): its reach is not one piece's."""
+
+
+def _format_shared(jobs: dict[str, str], batch_lines: int) -> dict[str, str] | None:
+    """The files of ``jobs`` formatted piece by piece, each distinct piece
+    once (see :func:`format_files`); None when that cannot be trusted."""
+    if any(_SUSPENDED.search(text) for text in jobs.values()):
+        return None
+    cut = {path: _cut(text) for path, text in jobs.items()}
+    heads = list(dict.fromkeys(parts[0] for parts in cut.values()))
+    tails = list(dict.fromkeys(piece for parts in cut.values() for piece in parts[1:]))
+    batches = _pack(heads, tails, batch_lines)
+    texts = {
+        f"b{number}.py": ("" if head is None else heads[head])
+        + "".join(f"\n\n{_MARKER}{index}\n{tails[index]}" for index in members)
+        for number, (head, members) in enumerate(batches)
+    }
+    try:
+        formatted = _format_texts(texts, {})
+    except AcpgenError:
+        return None
+    heads_done: list[str] = [""] * len(heads)
+    tails_done: list[str] = [""] * len(tails)
+    for number, (head, members) in enumerate(batches):
+        # A marker that opens the file has no newline before it.
+        first, *chunks = ("\n" + formatted[f"b{number}.py"]).split(_MARKED)
+        first = first.strip("\n")
+        numbered = [chunk.partition("\n") for chunk in chunks]
+        if [index for index, _, _ in numbered] != [str(index) for index in members]:
+            return None
+        if (head is None) != (first == ""):
+            return None
+        if head is not None:
+            heads_done[head] = first + "\n"
+        for index, (_, _, chunk) in zip(members, numbered, strict=True):
+            tails_done[index] = chunk.rstrip("\n") + "\n"
+    head_at = {head: index for index, head in enumerate(heads)}
+    tail_at = {tail: index for index, tail in enumerate(tails)}
+    return {
+        path: "\n\n".join([heads_done[head_at[parts[0]]], *(tails_done[tail_at[piece]] for piece in parts[1:])])
+        for path, parts in cut.items()
+    }
+
+
+def _pack(heads: list[str], tails: list[str], batch_lines: int) -> list[tuple[int | None, list[int]]]:
+    """The formatter's files: ``(head, tails)``, the index of the first
+    piece that opens the file (None for none) and those of the pieces that
+    follow it. One file per head, more when the pieces come to over
+    ``batch_lines`` lines a file; each piece, longest first, goes to the
+    file with the fewest lines so far."""
+    sizes = [piece.count("\n") + 1 for piece in tails]
+    total = sum(head.count("\n") + 1 for head in heads) + sum(sizes)
+    count = max(len(heads), -(-total // max(batch_lines, 1)))
+    batches: list[tuple[int | None, list[int]]] = [
+        (index if index < len(heads) else None, []) for index in range(count)
+    ]
+    filled = [(heads[index].count("\n") + 1 if index < len(heads) else 0, index) for index in range(count)]
+    heapq.heapify(filled)
+    for index in sorted(range(len(tails)), key=lambda i: -sizes[i]):
+        lines, batch = heapq.heappop(filled)
+        batches[batch][1].append(index)
+        heapq.heappush(filled, (lines + sizes[index], batch))
+    return batches
+
+
+def _format_texts(texts: dict[str, str], originals: dict[str, str]) -> dict[str, str]:
+    """``{file name: source}`` formatted in one formatter run; ``originals``
+    maps a file name to the path an error names."""
     with scratch(SCRATCH_PREFIX) as temp:
-        # Flat numbered copies: the paths are "<package>/<module>.py".
-        names = {
-            (path, index): f"m{number}_{index}.py"
-            for number, (path, parts) in enumerate(pieces.items())
-            for index in range(len(parts))
-        }
-        for (path, index), name in names.items():
-            Path(temp, name).write_text(pieces[path][index], encoding="utf-8")
-        _run(temp, {name: path for (path, _), name in names.items()})
-        # Two blank lines before a top-level def or class, as in a whole file.
-        return {
-            path: "\n\n".join(Path(temp, names[path, index]).read_text(encoding="utf-8") for index in range(len(parts)))
-            for path, parts in pieces.items()
-        }
+        for name, text in texts.items():
+            Path(temp, name).write_text(text, encoding="utf-8")
+        _run(temp, originals)
+        return {name: Path(temp, name).read_text(encoding="utf-8") for name in texts}
 
 
 def format_source(source: str, name: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 
 from ...runtime import SOURCES
 
@@ -41,18 +42,45 @@ one."""
 
 
 @functools.cache
-def _runtime_module(module: str) -> ast.Module:
-    """The syntax tree of the runtime module ``module``, parsed once (two
-    classes of ``_mcp.py`` and of ``_models.py`` are read)."""
-    return ast.parse(SOURCES[module].read_text(encoding="utf-8"))
+def _runtime_source(module: str) -> str:
+    """The text of the runtime module ``module``, read once (two classes of
+    ``_mcp.py`` and of ``_models.py`` are read)."""
+    return SOURCES[module].read_text(encoding="utf-8")
 
 
-def _runtime_class(module: str, name: str) -> ast.ClassDef:
-    """The definition of class ``name`` in the runtime module ``module``."""
-    for node in _runtime_module(module).body:
+def _runtime_body(module: str, name: str) -> list[ast.stmt]:
+    """The body of class ``name`` in the runtime module ``module``."""
+    found = class_body(_runtime_source(module), name)
+    if found is None:
+        raise AssertionError(f"{SOURCES[module]} defines no {name} class")
+    return found
+
+
+def class_body(source: str, name: str) -> list[ast.stmt] | None:
+    """The body of the top-level class ``name`` in the module ``source``
+    (its decorators and bases are not read).
+
+    Only the class's own lines are parsed, from its ``class`` line to the
+    next line that starts in column 0 with neither a blank, a comment nor a
+    closing bracket: a fraction of the module (parsing all of
+    ``_connection.py`` would cost tens of milliseconds a run). The class's
+    statement is the only one those lines can hold: any other starts in
+    column 0. A cut in the wrong place, at a line in column 0 inside a string
+    or brackets or after a backslash, leaves that string, bracket or line
+    unclosed, text that does not parse: then the whole module is parsed."""
+    found = re.search(rf"^class {re.escape(name)}\b.*?(?=^[^\s#)\]}}]|\Z)", source, re.MULTILINE | re.DOTALL)
+    if found is not None:
+        piece = found.group(0)
+        try:
+            body = ast.parse(piece).body
+        except SyntaxError:
+            body = []
+        if len(body) == 1 and isinstance(body[0], ast.ClassDef):
+            return body[0].body
+    for node in ast.parse(source).body:
         if isinstance(node, ast.ClassDef) and node.name == name:
-            return node
-    raise AssertionError(f"{SOURCES[module]} defines no {name} class")
+            return node.body
+    return None
 
 
 @functools.cache
@@ -61,8 +89,8 @@ def runtime_attributes() -> frozenset[str]:
     attributes and what its methods set on ``self``. A generated connection
     adds one method per call of the peer, which must not replace any."""
     return frozenset(
-        _class_attributes(_runtime_class("_connection.py", CONNECTION_BASE)).union(
-            *(_class_attributes(_runtime_class("_mcp.py", mixin)) for mixin in CONNECTION_MIXINS)
+        _class_attributes(_runtime_body("_connection.py", CONNECTION_BASE)).union(
+            *(_class_attributes(_runtime_body("_mcp.py", mixin)) for mixin in CONNECTION_MIXINS)
         )
     )
 
@@ -74,7 +102,7 @@ def model_attributes() -> frozenset[str]:
     return frozenset(
         name
         for base in MODEL_BASES
-        for name in _class_attributes(_runtime_class("_models.py", base))
+        for name in _class_attributes(_runtime_body("_models.py", base))
         if not name.startswith("_")
     )
 
@@ -85,22 +113,22 @@ def sender_attributes() -> frozenset[str]:
     (``connection``, ``session_id``, ``send``): the generated ``SessionSender``
     adds a method per kind of session update, which must not replace one."""
     return frozenset(
-        name for name in _class_attributes(_runtime_class("_senders.py", SENDER_BASE)) if not name.startswith("_")
+        name for name in _class_attributes(_runtime_body("_senders.py", SENDER_BASE)) if not name.startswith("_")
     )
 
 
-def _class_attributes(node: ast.ClassDef) -> set[str]:
-    """The methods, nested classes and class attributes ``node`` defines in
-    its body, and every ``self.NAME`` assigned anywhere in it."""
+def _class_attributes(body: list[ast.stmt]) -> set[str]:
+    """The methods, nested classes and class attributes a class's ``body``
+    defines, and every ``self.NAME`` assigned anywhere in it."""
     names: set[str] = set()
-    for item in node.body:
+    for item in body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(item.name)
         elif isinstance(item, (ast.Assign, ast.AnnAssign)):
             names.update(target.id for target in _targets(item) if isinstance(target, ast.Name))
     # An assignment is a statement, so only the blocks of statements are
     # walked, not the expressions in them (most of the tree).
-    stack: list[ast.AST] = list(node.body)
+    stack: list[ast.AST] = list(body)
     while stack:
         block_item = stack.pop()
         if isinstance(block_item, (ast.Assign, ast.AnnAssign)):
