@@ -181,6 +181,57 @@ def test_what_cannot_be_formatted_in_pieces_is_formatted_whole(source, batch_lin
     assert ("class A:" in whole) != ("fmt: off" in source or "yapf" in source)
 
 
+@pytest.mark.parametrize(
+    "files",
+    [
+        # A decorator, a blank line, then what it decorates: the decorator
+        # must not end up two blank lines away, nor take another piece.
+        {"m.py": "@a\n\ndef f():\n    pass\n"},
+        {"m.py": "x=1\n\n@a\n@b\n@c\n\nclass A:\n    pass\n"},
+        {"m.py": "x=1\n\n@a\n@b\n# c\n\nasync def f():\n    pass\n"},
+        {"m.py": "x=1\n\n@a(\n    1,\n)\n\ndef f():\n    pass\n\n\ndef g():\n    pass\n"},
+        # A line like a marker standing in for one lost in a string.
+        {"m.py": "s = '''\n\ndef f():\n'''\n# acpgen-format-piece 0\n"},
+        {"m.py": "s = '''\n\ndef f():\n'''\n\n\n# acpgen-format-piece 0\ndef g():\n    pass\n"},
+        {"m.py": "s = '''\n\ndef f():\n'''\n\n\n#acpgen-format-piece 0\ndef g():\n    pass\n"},
+    ],
+)
+@pytest.mark.parametrize("batch_lines", [1, 10**9])
+def test_decorators_and_markers_in_the_sources_come_out_as_whole_files_do(files, batch_lines):
+    assert format_files(files, batch_lines=batch_lines) == format_files(files, whole=True)
+
+
+@pytest.mark.parametrize(
+    ("files", "broken"),
+    [
+        # A file ending in decorators: packed before another piece's def, it
+        # would parse.
+        ({"p/m.py": "x=1\n\ndef f():\n    pass\n\n@a\n@b\n@c\n"}, "p/m.py"),
+        ({"p/a.py": "x=1\n\n@a\n@b\n@c\n", "p/b.py": "y=1\n" * 10 + "\ndef f():\n    pass\n"}, "p/a.py"),
+    ],
+)
+@pytest.mark.parametrize("batch_lines", [1, 10**9])
+def test_a_file_ending_in_a_decorator_is_reported(files, broken, batch_lines):
+    with pytest.raises(AcpgenError) as info:
+        format_files(files, batch_lines=batch_lines)
+    assert info.value.file == broken and "does not parse" in str(info.value)
+
+
+def test_a_formatter_out_of_time_is_not_run_again(monkeypatch):
+    runs: list[str] = []
+    real = fmt._run
+
+    def counting(directory: str, originals: dict[str, str]) -> None:
+        runs.append(directory)
+        real(directory, originals)
+
+    monkeypatch.setattr(fmt, "_run", counting)
+    monkeypatch.setattr(fmt, "TIMEOUT", 1e-6)  # no process starts that fast
+    with pytest.raises(AcpgenError, match="did not finish"):
+        format_files({"p/m.py": "x=1\n\n\ndef f():\n    pass\n"})
+    assert len(runs) == 1
+
+
 def test_a_file_that_does_not_parse_is_reported_at_its_own_line():
     source = 'X = 1\n\n\ndef f():\n    return 1\n\n\nTEXT = """\n\ndef not_code(:\n"""\n\n\nclass  A:\n    pass\n'
     broken = source + "\n\ndef g(:\n    pass\n"

@@ -1,4 +1,5 @@
-"""Stage 5, format: ``ruff format``, black's style, in one subprocess per run.
+"""Stage 5, format: ``ruff format``, black's style, in one subprocess per run
+(two when the pieces it was given cannot be trusted: :func:`format_files`).
 
 The templates print every line, so formatting only wraps what is too long
 and normalises quotes; ruff does that for the four ACP packages (100,000
@@ -62,11 +63,12 @@ def format_files(files: dict[str, str], *, batch_lines: int | None = None, whole
     the line.
 
     The formatter sees the files' top-level definitions apart: each file is
-    cut before every top-level ``def``, ``class`` or decorator line that
-    follows a blank line, pieces the formatter treats independently and
-    separates by two blank lines. A piece several files hold (the packages
-    of one protocol version share most of their definitions) is formatted
-    once. The pieces go to the formatter packed in files of about
+    cut before every top-level ``def``, ``async def``, ``class`` or
+    decorator line that follows a blank line, pieces the formatter treats
+    independently and separates by two blank lines (none cuts a decorator
+    from what it decorates). A
+    piece several files hold (the packages of one protocol version share
+    most of their definitions) is formatted once. The pieces go to the formatter packed in files of about
     ``batch_lines`` lines (default :data:`BATCH_LINES`): each file's first
     piece (its docstring and imports) opens one, the others follow each
     behind a marker comment line by which the formatted text is cut apart
@@ -74,15 +76,21 @@ def format_files(files: dict[str, str], *, batch_lines: int | None = None, whole
     its memory stays that of one. The test suite checks that the result is
     that of formatting each file whole (``whole=True``).
 
-    Whenever that might not hold, the files are formatted whole: a cut that
-    was not at a statement boundary (inside a string, say) leaves a piece
-    that does not parse, or one whose string another piece closes: then a
-    marker is part of the string, and not changed as the formatter changes
-    a comment, so it is missing; the markers do not come back as they went
-    (a source with a line like one is met as one too many); a file's first
-    piece is empty; a file turns the formatter off (``# fmt: off``) for
-    what may be more than one piece. A file that does not parse is so reported from
-    formatting it whole.
+    Whenever that might not hold, the files are formatted whole:
+
+    - a cut that was not at a statement boundary (inside a string, say)
+      leaves a piece that does not parse, or one whose string another piece
+      closes: then a marker is part of the string and comes back as it went,
+      without the space the formatter gives a comment;
+    - a file ends in a decorator with nothing to decorate: alone, that piece
+      would not parse, but it might before another piece's definition;
+    - the markers do not come back as they went (a source with a line like
+      one is met as one too many), or a file's first piece is empty;
+    - a file turns the formatter off (``# fmt: off``) for what may be more
+      than one piece.
+
+    So a file that does not parse is reported from formatting it whole, at
+    its own line. A formatter that runs out of time is not run again.
     """
     jobs = {path: text for path, text in files.items() if path.endswith(".py") and not _runtime_copy(text)}
     if not jobs:
@@ -139,15 +147,41 @@ _MARKED = "\n# acpgen-format-piece "
 
 def _cut(text: str) -> list[str]:
     """``text`` in pieces, each but the first starting at a column-0
-    ``def``/``class``/decorator after a blank line; each ends with its last
-    line's newline, and they join again with ``"\\n\\n"``."""
+    ``def``/``async def``/``class``/decorator after a blank line; each ends
+    with its last line's newline, and they join again with ``"\\n\\n"``.
+    No cut follows a decorator (``@a``, a blank line, ``def``): the
+    formatter joins the two, so they stay one piece."""
     parts: list[str] = []
     start = 0
     for match in _CUT.finditer(text):
-        parts.append(text[start : match.start() + 1])
-        start = match.end()
+        if not _ends_in_decorator(text, start, match.start() + 1):
+            parts.append(text[start : match.start() + 1])
+            start = match.end()
     parts.append(text[start:])
     return parts
+
+
+_GOES_ON = frozenset(" \t\f\r\n#)]}")
+"""How a line may start that is not a new statement at column 0: indented,
+blank, a comment, or closing brackets."""
+
+
+def _ends_in_decorator(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` ends in a decorator, one with nothing it
+    decorates after it: after its last column-0 ``@`` line come only that
+    decorator's own lines, comments and blank lines. (Its last such line,
+    found from the end, is all that is read of it line by line.)"""
+    at = text.rfind("\n@", start, end) + 1
+    if at == 0:
+        if not text.startswith("@", start):
+            return False
+        at = start
+    line = text.find("\n", at, end)
+    while 0 <= line < end - 1:
+        if text[line + 1] not in _GOES_ON:
+            return False
+        line = text.find("\n", line + 1, end)
+    return True
 
 
 _SUSPENDED = re.compile(r"#\s*(?:fmt\s*:\s*off|yapf\s*:\s*disable)")
@@ -161,6 +195,9 @@ def _format_shared(jobs: dict[str, str], batch_lines: int) -> dict[str, str] | N
     if any(_SUSPENDED.search(text) for text in jobs.values()):
         return None
     cut = {path: _cut(text) for path, text in jobs.items()}
+    if any(_ends_in_decorator(parts[-1], 0, len(parts[-1])) for parts in cut.values()):
+        # Packed before another piece's definition, it would parse.
+        return None
     heads = list(dict.fromkeys(parts[0] for parts in cut.values()))
     tails = list(dict.fromkeys(piece for parts in cut.values() for piece in parts[1:]))
     batches = _pack(heads, tails, batch_lines)
@@ -171,17 +208,22 @@ def _format_shared(jobs: dict[str, str], batch_lines: int) -> dict[str, str] | N
     }
     try:
         formatted = _format_texts(texts, {})
+    except _OutOfTime:
+        raise
     except AcpgenError:
         return None
     heads_done: list[str] = [""] * len(heads)
     tails_done: list[str] = [""] * len(tails)
     for number, (head, members) in enumerate(batches):
+        text = formatted[f"b{number}.py"]
+        if _MARKER in text:  # a marker in a string (or a source's own line)
+            return None
         # A marker that opens the file has no newline before it.
-        first, *chunks = ("\n" + formatted[f"b{number}.py"]).split(_MARKED)
-        first = first.strip("\n")
+        first, *chunks = ("\n" + text).split(_MARKED)
         numbered = [chunk.partition("\n") for chunk in chunks]
         if [index for index, _, _ in numbered] != [str(index) for index in members]:
             return None
+        first = first.strip("\n")
         if (head is None) != (first == ""):
             return None
         if head is not None:
@@ -256,7 +298,7 @@ def _run(directory: str, originals: dict[str, str]) -> None:
     try:
         out, err = process.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
-        raise AcpgenError(
+        raise _OutOfTime(
             f"ruff format did not finish within {TIMEOUT:g} seconds and was stopped; nothing was written"
         ) from None
     finally:
@@ -275,6 +317,10 @@ def _run(directory: str, originals: dict[str, str]) -> None:
                 f"the rendered code does not parse: {reason.strip()} (line {line}, column {column})", file=path
             )
     raise AcpgenError(f"ruff format failed (exit {process.returncode}): {message.strip()}")
+
+
+class _OutOfTime(AcpgenError):
+    """The formatter ran longer than :data:`TIMEOUT` and was stopped."""
 
 
 def _die_with(parent: int) -> Callable[[], None]:
