@@ -45,7 +45,8 @@ strings them together. Data flows one way, one folder per stage:
    boolean ifs and substitutions (``tests/unit/test_views.py`` counts each
    template's lines of fixed Python). The fixed code is the ``runtime/``
    modules, copied in as they are.
-6. **format** (``emit/fmt.py``): ``ruff format`` in black's style.
+6. **format** (``emit/fmt.py``): ``ruff format`` in black's style, given
+   each distinct top-level definition of all the packages once.
 7. **write** (``output/``): under a lock, staged beside the target and
    swapped in as one journaled transaction; only over directories acpgen
    made; acpgen's own files never written through a link (``ownfiles``).

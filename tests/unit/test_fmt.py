@@ -190,7 +190,23 @@ def test_what_cannot_be_formatted_in_pieces_is_formatted_whole(source, batch_lin
         {"m.py": "x=1\n\n@a\n@b\n@c\n\nclass A:\n    pass\n"},
         {"m.py": "x=1\n\n@a\n@b\n# c\n\nasync def f():\n    pass\n"},
         {"m.py": "x=1\n\n@a(\n    1,\n)\n\ndef f():\n    pass\n\n\ndef g():\n    pass\n"},
+        # ... whose arguments go on in column 0.
+        {"m.py": "@a(\nb)\n\ndef f(): pass\n"},
+        {"m.py": 'x = 1\n\n@a("""\nx\n""")\n\ndef f():\n    pass\n'},
+        {"m.py": "x = 1\n\n@a \\\n.b\n\ndef f():\n    pass\n"},
+        {"m.py": 'x = 1\n\n@a("""\ndef x\n""")\n\ndef f():\n    pass\n'},
+        {"m.py": 'x = 1\n\n@a("""\ndef x\n""")\n# c\n\ndef f():\n    pass\n'},
+        # Comments in column 0 before a definition, and files of comments.
+        {"m.py": "x = 1\n# c\n\ndef f():\n    pass\n"},
+        {"m.py": "def g():\n    pass\n# c\n\n\n\ndef f():\n    pass\n"},
+        {"m.py": "# c\n\n"},
+        {"m.py": "# a\n# b\n\n\n\n"},
+        {"a.py": "# c\n\n", "b.py": "# c\n\n\ndef f(): pass\n"},
+        # A cut inside brackets: the marker indented into the expression.
+        {"m.py": "x = (a\n\n@ b)\n\ndef f(): pass\n"},
         # A line like a marker standing in for one lost in a string.
+        {"m.py": "x = (a\n\n@ b)\n# acpgen-format-piece 0\n\ndef f(): pass\n"},
+        {"m.py": 'x = (a\n\n@ b, """\n# acpgen-format-piece 0\n""")\n\ndef f(): pass\n'},
         {"m.py": "s = '''\n\ndef f():\n'''\n# acpgen-format-piece 0\n"},
         {"m.py": "s = '''\n\ndef f():\n'''\n\n\n# acpgen-format-piece 0\ndef g():\n    pass\n"},
         {"m.py": "s = '''\n\ndef f():\n'''\n\n\n#acpgen-format-piece 0\ndef g():\n    pass\n"},
@@ -208,6 +224,10 @@ def test_decorators_and_markers_in_the_sources_come_out_as_whole_files_do(files,
         # would parse.
         ({"p/m.py": "x=1\n\ndef f():\n    pass\n\n@a\n@b\n@c\n"}, "p/m.py"),
         ({"p/a.py": "x=1\n\n@a\n@b\n@c\n", "p/b.py": "y=1\n" * 10 + "\ndef f():\n    pass\n"}, "p/a.py"),
+        ({"p/m.py": "x = 1\n\ndef g(): pass\n\n@a(\nb)\n"}, "p/m.py"),
+        # ... and a comment after it, which the formatter would keep two
+        # blank lines above another piece.
+        ({"p/m.py": "x=1\n\n@a\n# c\n", "p/b.py": "y=1\n" * 10 + "\ndef f():\n    pass\n"}, "p/m.py"),
     ],
 )
 @pytest.mark.parametrize("batch_lines", [1, 10**9])
@@ -215,6 +235,43 @@ def test_a_file_ending_in_a_decorator_is_reported(files, broken, batch_lines):
     with pytest.raises(AcpgenError) as info:
         format_files(files, batch_lines=batch_lines)
     assert info.value.file == broken and "does not parse" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "pieces"),
+    [
+        (
+            "# h\nx = 1\n\ndef a(): pass\n\ndef b(): pass\n",
+            ["# h\nx = 1\n", "def a(): pass\n", "def b(): pass\n"],
+        ),
+        (
+            "x = 1\n\n\n@d\nclass A: pass\n\nasync def b(): pass\n",
+            ["x = 1\n\n", "@d\nclass A: pass\n", "async def b(): pass\n"],
+        ),
+        (
+            "x = 1\n\n@a\nasync def f(): pass\n\ndef g(): pass\n",
+            ["x = 1\n", "@a\nasync def f(): pass\n", "def g(): pass\n"],
+        ),
+        # No cut after a decorator, nor after a comment in column 0.
+        ("x = 1\n\n@a(\n    1,\n)\n\ndef f(): pass\n", ["x = 1\n", "@a(\n    1,\n)\n\ndef f(): pass\n"]),
+        ("x = 1\n\n@a(\nb)\n\ndef f(): pass\n", ["x = 1\n", "@a(\nb)\n\ndef f(): pass\n"]),
+        ("def a(): pass\n# c\n\ndef b(): pass\n", ["def a(): pass\n# c\n\ndef b(): pass\n"]),
+        ("def a(): pass\n    # c\n\ndef b(): pass\n", ["def a(): pass\n    # c\n", "def b(): pass\n"]),
+        # Not a definition's line: no cut.
+        ("x = 1\n\ndefine = 2\n\nclassy = 3\n", ["x = 1\n\ndefine = 2\n\nclassy = 3\n"]),
+    ],
+)
+def test_the_cuts(text, pieces):
+    assert fmt._cut(text) == pieces
+    assert "\n".join(pieces) == text
+
+
+def test_a_decorator_apart_from_its_definition_is_formatted_in_pieces(monkeypatch):
+    files = {"p/a.py": "x=1\n\n@a\n\ndef  f():\n    pass\n", "p/b.py": "y=1\n\n\ndef  g():\n    pass\n"}
+    whole = format_files(files, whole=True)
+    _shared_only(monkeypatch)
+    assert format_files(files) == whole
+    assert whole["p/a.py"].endswith("@a\ndef f():\n    pass\n")
 
 
 def test_a_formatter_out_of_time_is_not_run_again(monkeypatch):

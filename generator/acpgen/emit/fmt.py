@@ -65,29 +65,30 @@ def format_files(files: dict[str, str], *, batch_lines: int | None = None, whole
     The formatter sees the files' top-level definitions apart: each file is
     cut before every top-level ``def``, ``async def``, ``class`` or
     decorator line that follows a blank line, pieces the formatter treats
-    independently and separates by two blank lines (none cuts a decorator
-    from what it decorates). A
+    independently and separates by two blank lines. A
     piece several files hold (the packages of one protocol version share
     most of their definitions) is formatted once. The pieces go to the formatter packed in files of about
     ``batch_lines`` lines (default :data:`BATCH_LINES`): each file's first
     piece (its docstring and imports) opens one, the others follow each
     behind a marker comment line by which the formatted text is cut apart
-    again. So the formatter runs in parallel over files of like size, and
+    again; a file of one piece goes as it is. So the formatter runs in parallel over files of like size, and
     its memory stays that of one. The test suite checks that the result is
     that of formatting each file whole (``whole=True``).
 
     Whenever that might not hold, the files are formatted whole:
 
-    - a cut that was not at a statement boundary (inside a string, say)
-      leaves a piece that does not parse, or one whose string another piece
-      closes: then a marker is part of the string and comes back as it went,
-      without the space the formatter gives a comment;
-    - a file ends in a decorator with nothing to decorate: alone, that piece
-      would not parse, but it might before another piece's definition;
-    - the markers do not come back as they went (a source with a line like
-      one is met as one too many), or a file's first piece is empty;
-    - a file turns the formatter off (``# fmt: off``) for what may be more
-      than one piece.
+    - a cut that was not at a statement boundary (inside a string or
+      brackets, say) leaves a piece that does not parse, or one whose string
+      or bracket another piece closes: then a marker is part of it, and not
+      found (it lacks the space the formatter gives a comment, or it is
+      indented);
+    - a file may end in a decorator with nothing to decorate: alone, that
+      piece would not parse, but it might before another piece's definition;
+    - the markers do not come back as they went: in their order, two blank
+      lines after what comes before them (a decorator that took the next
+      piece's definition leaves none); or a file's first piece is empty;
+    - a source holds the markers' text, or turns the formatter off
+      (``# fmt: off``) for what may be more than one piece.
 
     So a file that does not parse is reported from formatting it whole, at
     its own line. A formatter that runs out of time is not run again.
@@ -135,42 +136,54 @@ _CUT = re.compile(r"\n\n(?=(?:def |class |async def |@))")
 
 _MARKER = "#acpgen-format-piece "
 """The comment line in front of each piece but a file's first in what the
-formatter is given. A comment in column 0 before a definition stays where
-it is, the definition's own, and the formatter puts a space after its
-``#``: a marker that comes back without one was not a comment but a line
-of a string (a cut inside a string, whose halves met again in one file),
-and is not counted as one."""
+formatter is given, written without the space the formatter puts after a
+comment's ``#``: one that comes back as written, or indented, was not a
+comment in column 0 but part of a string or an expression (a cut inside
+one, whose parts met again in one file), and is not found. No source holds
+the marker's text (:func:`_format_shared` checks), so each marker found is
+one of those put in."""
 
 _MARKED = "\n# acpgen-format-piece "
 """A marker as the formatter leaves it, with the newline before it."""
+
+_DEFINES = ("def ", "async def ", "class ")
+"""How the line of a definition starts, in column 0 (the cut's own forms)."""
 
 
 def _cut(text: str) -> list[str]:
     """``text`` in pieces, each but the first starting at a column-0
     ``def``/``async def``/``class``/decorator after a blank line; each ends
-    with its last line's newline, and they join again with ``"\\n\\n"``.
-    No cut follows a decorator (``@a``, a blank line, ``def``): the
-    formatter joins the two, so they stay one piece."""
+    with its last line's newline, and they join again with ``"\\n"``. No
+    cut follows what may be a decorator without its definition
+    (:func:`_ends_in_decorator`), which the formatter would join to the
+    next, nor a comment in column 0 (:func:`_ends_in_comment`)."""
     parts: list[str] = []
     start = 0
     for match in _CUT.finditer(text):
-        if not _ends_in_decorator(text, start, match.start() + 1):
+        if not _ends_in_comment(text, start, match.start()) and not _ends_in_decorator(text, start, match.start() + 1):
             parts.append(text[start : match.start() + 1])
             start = match.end()
     parts.append(text[start:])
     return parts
 
 
-_GOES_ON = frozenset(" \t\f\r\n#)]}")
-"""How a line may start that is not a new statement at column 0: indented,
-blank, a comment, or closing brackets."""
+def _ends_in_comment(text: str, start: int, end: int) -> bool:
+    """Whether the last line of ``text[start:end]`` that is not blank is a
+    comment in column 0: the formatter may tie it to what follows (a
+    decorator's comment to its definition, with the blank lines between),
+    so no cut comes after it."""
+    while end > start and text[end - 1] == "\n":
+        end -= 1
+    return end > start and text.startswith("#", max(text.rfind("\n", start, end) + 1, start))
 
 
 def _ends_in_decorator(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` ends in a decorator, one with nothing it
-    decorates after it: after its last column-0 ``@`` line come only that
-    decorator's own lines, comments and blank lines. (Its last such line,
-    found from the end, is all that is read of it line by line.)"""
+    """Whether ``text[start:end]`` may end in a decorator without the
+    definition it decorates: it has a column-0 ``@`` line and no column-0
+    ``def``, ``async def`` or ``class`` line after the last one. (A line of
+    a string may look like either: then the cut is checked after formatting,
+    see :func:`_format_shared`.) Only the part after that last ``@`` line,
+    found from the end, is read line by line."""
     at = text.rfind("\n@", start, end) + 1
     if at == 0:
         if not text.startswith("@", start):
@@ -178,7 +191,7 @@ def _ends_in_decorator(text: str, start: int, end: int) -> bool:
         at = start
     line = text.find("\n", at, end)
     while 0 <= line < end - 1:
-        if text[line + 1] not in _GOES_ON:
+        if text.startswith(_DEFINES, line + 1):
             return False
         line = text.find("\n", line + 1, end)
     return True
@@ -192,13 +205,15 @@ the file): its reach is not one piece's."""
 def _format_shared(jobs: dict[str, str], batch_lines: int) -> dict[str, str] | None:
     """The files of ``jobs`` formatted piece by piece, each distinct piece
     once (see :func:`format_files`); None when that cannot be trusted."""
-    if any(_SUSPENDED.search(text) for text in jobs.values()):
+    if any(_SUSPENDED.search(text) or "acpgen-format-piece" in text for text in jobs.values()):
         return None
     cut = {path: _cut(text) for path, text in jobs.items()}
     if any(_ends_in_decorator(parts[-1], 0, len(parts[-1])) for parts in cut.values()):
         # Packed before another piece's definition, it would parse.
         return None
-    heads = list(dict.fromkeys(parts[0] for parts in cut.values()))
+    # A file of one piece is given as it is: its end is the file's.
+    alone = list(dict.fromkeys(parts[0] for parts in cut.values() if len(parts) == 1))
+    heads = list(dict.fromkeys(parts[0] for parts in cut.values() if len(parts) > 1))
     tails = list(dict.fromkeys(piece for parts in cut.values() for piece in parts[1:]))
     batches = _pack(heads, tails, batch_lines)
     texts = {
@@ -206,6 +221,7 @@ def _format_shared(jobs: dict[str, str], batch_lines: int) -> dict[str, str] | N
         + "".join(f"\n\n{_MARKER}{index}\n{tails[index]}" for index in members)
         for number, (head, members) in enumerate(batches)
     }
+    texts.update((f"a{number}.py", text) for number, text in enumerate(alone))
     try:
         formatted = _format_texts(texts, {})
     except _OutOfTime:
@@ -215,25 +231,29 @@ def _format_shared(jobs: dict[str, str], batch_lines: int) -> dict[str, str] | N
     heads_done: list[str] = [""] * len(heads)
     tails_done: list[str] = [""] * len(tails)
     for number, (head, members) in enumerate(batches):
-        text = formatted[f"b{number}.py"]
-        if _MARKER in text:  # a marker in a string (or a source's own line)
-            return None
         # A marker that opens the file has no newline before it.
-        first, *chunks = ("\n" + text).split(_MARKED)
+        first, *chunks = ("\n" + formatted[f"b{number}.py"]).split(_MARKED)
         numbered = [chunk.partition("\n") for chunk in chunks]
         if [index for index, _, _ in numbered] != [str(index) for index in members]:
             return None
-        first = first.strip("\n")
-        if (head is None) != (first == ""):
+        # Each marker two blank lines after what came before it (but at the
+        # start of a file): none when a decorator took its definition.
+        before = [first, *(chunk for _, _, chunk in numbered)][1 if head is None else 0 : len(numbered)]
+        if not all(part.endswith("\n\n") for part in before):
             return None
         if head is not None:
-            heads_done[head] = first + "\n"
+            heads_done[head] = first.strip("\n") + "\n"
+            if heads_done[head] == "\n":
+                return None
         for index, (_, _, chunk) in zip(members, numbered, strict=True):
             tails_done[index] = chunk.rstrip("\n") + "\n"
     head_at = {head: index for index, head in enumerate(heads)}
     tail_at = {tail: index for index, tail in enumerate(tails)}
+    alone_at = {text: index for index, text in enumerate(alone)}
     return {
         path: "\n\n".join([heads_done[head_at[parts[0]]], *(tails_done[tail_at[piece]] for piece in parts[1:])])
+        if len(parts) > 1
+        else formatted[f"a{alone_at[parts[0]]}.py"]
         for path, parts in cut.items()
     }
 
