@@ -202,6 +202,11 @@ def test_what_cannot_be_formatted_in_pieces_is_formatted_whole(source, batch_lin
         {"m.py": "# c\n\n"},
         {"m.py": "# a\n# b\n\n\n\n"},
         {"a.py": "# c\n\n", "b.py": "# c\n\n\ndef f(): pass\n"},
+        # A stub ended by a semicolon: the formatter drops the blank lines after it.
+        {"m.py": "x\n\ndef f(): ...;\n\n@d\ndef g(): ...\n"},
+        {"m.py": "def f(): ...;\n\ndef g(): ...\n"},
+        # A byte order mark before a comment.
+        {"m.py": "\ufeff# c\n\ndef f(): pass\n"},
         # A cut inside brackets: the marker indented into the expression.
         {"m.py": "x = (a\n\n@ b)\n\ndef f(): pass\n"},
         # A line like a marker standing in for one lost in a string.
@@ -225,6 +230,9 @@ def test_decorators_and_markers_in_the_sources_come_out_as_whole_files_do(files,
         ({"p/m.py": "x=1\n\ndef f():\n    pass\n\n@a\n@b\n@c\n"}, "p/m.py"),
         ({"p/a.py": "x=1\n\n@a\n@b\n@c\n", "p/b.py": "y=1\n" * 10 + "\ndef f():\n    pass\n"}, "p/a.py"),
         ({"p/m.py": "x = 1\n\ndef g(): pass\n\n@a(\nb)\n"}, "p/m.py"),
+        # A backslash on the last line.
+        ({"p/m.py": "x\n\ndef g(): x\n\ndef f():\n  x\n  x\\\n"}, "p/m.py"),
+        ({"p/m.py": "x\n\ndef g(): x\n\ndef f():\n  x\n  x\\"}, "p/m.py"),
         # ... and a comment after it, which the formatter would keep two
         # blank lines above another piece.
         ({"p/m.py": "x=1\n\n@a\n# c\n", "p/b.py": "y=1\n" * 10 + "\ndef f():\n    pass\n"}, "p/m.py"),
@@ -257,6 +265,8 @@ def test_a_file_ending_in_a_decorator_is_reported(files, broken, batch_lines):
         ("x = 1\n\n@a(\nb)\n\ndef f(): pass\n", ["x = 1\n", "@a(\nb)\n\ndef f(): pass\n"]),
         ("def a(): pass\n# c\n\ndef b(): pass\n", ["def a(): pass\n# c\n\ndef b(): pass\n"]),
         ("def a(): pass\n    # c\n\ndef b(): pass\n", ["def a(): pass\n    # c\n", "def b(): pass\n"]),
+        ("def a(): ...;\n\ndef b(): pass\n", ["def a(): ...;\n\ndef b(): pass\n"]),
+        ("x = 1 + \\\n\ndef b(): pass\n", ["x = 1 + \\\n\ndef b(): pass\n"]),
         # Not a definition's line: no cut.
         ("x = 1\n\ndefine = 2\n\nclassy = 3\n", ["x = 1\n\ndefine = 2\n\nclassy = 3\n"]),
     ],

@@ -82,13 +82,15 @@ def format_files(files: dict[str, str], *, batch_lines: int | None = None, whole
       or bracket another piece closes: then a marker is part of it, and not
       found (it lacks the space the formatter gives a comment, or it is
       indented);
-    - a file may end in a decorator with nothing to decorate: alone, that
-      piece would not parse, but it might before another piece's definition;
+    - a file may end in a decorator with nothing to decorate, or in a
+      backslash: alone, that piece would not parse, but it might before
+      another piece;
     - the markers do not come back as they went: in their order, two blank
       lines after what comes before them (a decorator that took the next
       piece's definition leaves none); or a file's first piece is empty;
-    - a source holds the markers' text, or turns the formatter off
-      (``# fmt: off``) for what may be more than one piece.
+    - a source holds the markers' text, starts with a byte order mark, or
+      turns the formatter off (``# fmt: off``) for what may be more than
+      one piece.
 
     So a file that does not parse is reported from formatting it whole, at
     its own line. A formatter that runs out of time is not run again.
@@ -153,28 +155,41 @@ _DEFINES = ("def ", "async def ", "class ")
 def _cut(text: str) -> list[str]:
     """``text`` in pieces, each but the first starting at a column-0
     ``def``/``async def``/``class``/decorator after a blank line; each ends
-    with its last line's newline, and they join again with ``"\\n"``. No
-    cut follows what may be a decorator without its definition
-    (:func:`_ends_in_decorator`), which the formatter would join to the
-    next, nor a comment in column 0 (:func:`_ends_in_comment`)."""
+    with its last line's newline (but the last, when the text does not),
+    and they join again with ``"\\n"``. No cut follows what may be a
+    decorator without its definition (:func:`_ends_in_decorator`), which
+    the formatter would join to the next, nor a line that may tie the two
+    (:func:`_tied_to_next`)."""
     parts: list[str] = []
     start = 0
     for match in _CUT.finditer(text):
-        if not _ends_in_comment(text, start, match.start()) and not _ends_in_decorator(text, start, match.start() + 1):
+        if not _tied_to_next(text, start, match.start()) and not _ends_in_decorator(text, start, match.start() + 1):
             parts.append(text[start : match.start() + 1])
             start = match.end()
     parts.append(text[start:])
     return parts
 
 
-def _ends_in_comment(text: str, start: int, end: int) -> bool:
-    """Whether the last line of ``text[start:end]`` that is not blank is a
-    comment in column 0: the formatter may tie it to what follows (a
-    decorator's comment to its definition, with the blank lines between),
-    so no cut comes after it."""
+def _tied_to_next(text: str, start: int, end: int) -> bool:
+    """Whether the last line of ``text[start:end]`` that is not empty may
+    tie it to what follows, so that no cut comes after it: a comment in
+    column 0 (the formatter may keep it with the next definition, a
+    decorator's comment with the blank lines after it), a line with a
+    ``;`` (after a stub's ``...;`` the formatter drops the blank lines
+    before the next definition), or one that ends in a backslash."""
     while end > start and text[end - 1] == "\n":
         end -= 1
-    return end > start and text.startswith("#", max(text.rfind("\n", start, end) + 1, start))
+    if end == start:
+        return False
+    line = text[max(text.rfind("\n", start, end) + 1, start) : end]
+    return line.startswith("#") or ";" in line or line.rstrip().endswith("\\")
+
+
+def _ends_open(piece: str) -> bool:
+    """Whether a file's last piece may end in what does not parse at the
+    end of a file but might before more: a decorator without its
+    definition, or a line that ends in a backslash."""
+    return _ends_in_decorator(piece, 0, len(piece)) or piece.rstrip(" \t\f\n").endswith("\\")
 
 
 def _ends_in_decorator(text: str, start: int, end: int) -> bool:
@@ -205,11 +220,14 @@ the file): its reach is not one piece's."""
 def _format_shared(jobs: dict[str, str], batch_lines: int) -> dict[str, str] | None:
     """The files of ``jobs`` formatted piece by piece, each distinct piece
     once (see :func:`format_files`); None when that cannot be trusted."""
-    if any(_SUSPENDED.search(text) or "acpgen-format-piece" in text for text in jobs.values()):
+    if any(
+        _SUSPENDED.search(text) or "acpgen-format-piece" in text or text.startswith("\ufeff") for text in jobs.values()
+    ):
+        # A byte order mark: the formatter reads the line after it otherwise.
         return None
     cut = {path: _cut(text) for path, text in jobs.items()}
-    if any(_ends_in_decorator(parts[-1], 0, len(parts[-1])) for parts in cut.values()):
-        # Packed before another piece's definition, it would parse.
+    if any(_ends_open(parts[-1]) for parts in cut.values()):
+        # Packed before another piece's definition, it might parse.
         return None
     # A file of one piece is given as it is: its end is the file's.
     alone = list(dict.fromkeys(parts[0] for parts in cut.values() if len(parts) == 1))
