@@ -32,7 +32,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from ..errors import AcpgenError
@@ -234,14 +234,8 @@ def _format_shared(jobs: dict[str, str], batch_lines: int) -> dict[str, str] | N
     heads = list(dict.fromkeys(parts[0] for parts in cut.values() if len(parts) > 1))
     tails = list(dict.fromkeys(piece for parts in cut.values() for piece in parts[1:]))
     batches = _pack(heads, tails, batch_lines)
-    texts = {
-        f"b{number}.py": ("" if head is None else heads[head])
-        + "".join(f"\n\n{_MARKER}{index}\n{tails[index]}" for index in members)
-        for number, (head, members) in enumerate(batches)
-    }
-    texts.update((f"a{number}.py", text) for number, text in enumerate(alone))
     try:
-        formatted = _format_texts(texts, {})
+        formatted = _format_texts(_Batches(heads, tails, batches, alone), {})
     except _OutOfTime:
         raise
     except AcpgenError:
@@ -250,7 +244,7 @@ def _format_shared(jobs: dict[str, str], batch_lines: int) -> dict[str, str] | N
     tails_done: list[str] = [""] * len(tails)
     for number, (head, members) in enumerate(batches):
         # A marker that opens the file has no newline before it.
-        first, *chunks = ("\n" + formatted[f"b{number}.py"]).split(_MARKED)
+        first, *chunks = ("\n" + formatted.pop(f"b{number}.py")).split(_MARKED)
         numbered = [chunk.partition("\n") for chunk in chunks]
         if [index for index, _, _ in numbered] != [str(index) for index in members]:
             return None
@@ -276,6 +270,33 @@ def _format_shared(jobs: dict[str, str], batch_lines: int) -> dict[str, str] | N
     }
 
 
+class _Batches(Mapping[str, str]):
+    """The files given to the formatter, ``b<n>.py`` (the batches of
+    :func:`_pack`) and ``a<n>.py`` (the files of one piece), each made when
+    read: written one by one, they are never all held at once."""
+
+    def __init__(
+        self, heads: list[str], tails: list[str], batches: list[tuple[int | None, list[int]]], alone: list[str]
+    ) -> None:
+        self.heads, self.tails, self.batches, self.alone = heads, tails, batches, alone
+
+    def __getitem__(self, name: str) -> str:
+        kind, number = name[0], int(name[1:-3])
+        if kind == "a":
+            return self.alone[number]
+        head, members = self.batches[number]
+        return ("" if head is None else self.heads[head]) + "".join(
+            f"\n\n{_MARKER}{index}\n{self.tails[index]}" for index in members
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (f"b{number}.py" for number in range(len(self.batches)))
+        yield from (f"a{number}.py" for number in range(len(self.alone)))
+
+    def __len__(self) -> int:
+        return len(self.batches) + len(self.alone)
+
+
 def _pack(heads: list[str], tails: list[str], batch_lines: int) -> list[tuple[int | None, list[int]]]:
     """The formatter's files: ``(head, tails)``, the index of the first
     piece that opens the file (None for none) and those of the pieces that
@@ -297,7 +318,7 @@ def _pack(heads: list[str], tails: list[str], batch_lines: int) -> list[tuple[in
     return batches
 
 
-def _format_texts(texts: dict[str, str], originals: dict[str, str]) -> dict[str, str]:
+def _format_texts(texts: Mapping[str, str], originals: dict[str, str]) -> dict[str, str]:
     """``{file name: source}`` formatted in one formatter run; ``originals``
     maps a file name to the path an error names."""
     with scratch(SCRATCH_PREFIX) as temp:
