@@ -226,7 +226,9 @@ def _format_shared(jobs: dict[str, str], batch_lines: int) -> dict[str, str] | N
     if any(
         _SUSPENDED.search(text) or "acpgen-format-piece" in text or text.startswith("\ufeff") for text in jobs.values()
     ):
-        # A byte order mark: the formatter reads the line after it otherwise.
+        # `# fmt: off` reaches past its piece; a source's own marker text
+        # could stand in for a lost marker; after a byte order mark the
+        # formatter reads a comment on the first line otherwise.
         return None
     cut = {path: _cut(text) for path, text in jobs.items()}
     if any(_ends_open(parts[-1]) for parts in cut.values()):

@@ -67,7 +67,10 @@ def class_body(source: str, name: str) -> list[ast.stmt] | None:
     statement is the only one those lines can hold: any other starts in
     column 0. A cut in the wrong place, at a line in column 0 inside a string
     or brackets or after a backslash, leaves that string, bracket or line
-    unclosed, text that does not parse: then the whole module is parsed."""
+    unclosed, text that does not parse: then the whole module is parsed.
+    (A line ``class NAME`` in column 0 of a string before the class would be
+    taken for it: for the runtime's modules, the test suite checks each
+    class read against the one the whole module defines.)"""
     found = re.search(rf"^class {re.escape(name)}\b.*?(?=^[^\s#)\]}}]|\Z)", source, re.MULTILINE | re.DOTALL)
     if found is not None:
         piece = found.group(0)
