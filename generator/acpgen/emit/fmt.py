@@ -192,7 +192,7 @@ def _ends_open(piece: str) -> bool:
     """Whether a file's last piece may end in what does not parse at the
     end of a file but might before more: a decorator without its
     definition, or a line that ends in a backslash."""
-    return _ends_in_decorator(piece, 0, len(piece)) or piece.rstrip(" \t\f\n").endswith("\\")
+    return _ends_in_decorator(piece, 0, len(piece)) or piece.rstrip().endswith("\\")
 
 
 def _ends_in_decorator(text: str, start: int, end: int) -> bool:
