@@ -280,10 +280,22 @@ def encode_targets(cases: list[Case], rounds: int, calls: dict[tuple[str, str], 
     """Per message, acpgen's ``encode`` against the SDK's ``model_dump`` in
     JSON mode (the target's baseline) and in Python mode (the table's), the
     three interleaved in each round, their order turning from one message to
-    the next: the median of the per-round ratios (acpgen time / SDK time)."""
+    the next: the median of the per-round ratios (acpgen time / SDK time).
+
+    For the message of tests/bench_floor.py its hand-written encoder, the
+    floor, is timed beside them (checked first to give what ``encode``
+    gives): ``floor`` is its time over the JSON-mode dump's, ``over floor``
+    acpgen's time over its."""
+    import bench_floor
+
     out: dict[str, dict[str, float]] = {}
     flip = 0
     samples: dict[tuple[str, str], list[float]] = {}
+    for case in cases:
+        if case.label == bench_floor.LABEL and bench_floor.encode(case.decoded["acpgen"]) != case.encode["acpgen"](
+            case.decoded["acpgen"]
+        ):
+            raise AssertionError("tests/bench_floor.py encodes its message differently from acp_v1")
     for _ in range(rounds):
         for case in cases:
             ways = {
@@ -294,6 +306,8 @@ def encode_targets(cases: list[Case], rounds: int, calls: dict[tuple[str, str], 
                 ),
                 "python": (case.encode["sdk"], case.decoded["sdk"]),
             }
+            if case.label == bench_floor.LABEL:
+                ways["floor"] = (bench_floor.encode, case.decoded["acpgen"])
             names = list(ways)
             flip += 1
             names = names[flip % 3 :] + names[: flip % 3]
@@ -307,6 +321,11 @@ def encode_targets(cases: list[Case], rounds: int, calls: dict[tuple[str, str], 
             mode: statistics.median(a / b for a, b in zip(ours, samples[(case.label, mode)], strict=True))
             for mode in ("json", "python")
         }
+        floor = samples.get((case.label, "floor"))
+        if floor is not None:
+            json_mode = samples[(case.label, "json")]
+            out[case.label]["floor"] = statistics.median(a / b for a, b in zip(floor, json_mode, strict=True))
+            out[case.label]["over floor"] = statistics.median(a / b for a, b in zip(ours, floor, strict=True))
     return out
 
 
@@ -743,6 +762,13 @@ def main(argv: list[str] | None = None) -> int:
     for label, ratios in per_message.items():
         verdict = "meets" if ratios["json"] <= ENCODE_TARGET else "MISSES"
         print(f"  {label:<{width}}  JSON mode {ratios['json']:.2f}x ({verdict})  Python mode {ratios['python']:.2f}x")
+        if "floor" in ratios:
+            print(
+                f"  {'':<{width}}  a hand-written encoder (tests/bench_floor.py, the CPython floor):"
+                f" {ratios['floor']:.2f}x JSON mode; acpgen/floor {ratios['over floor']:.2f}x"
+            )
+            _record("codec", f"hand-written encode / model_dump(mode='json'): {label}", ratios["floor"], "x")
+            _record("codec", f"encode / hand-written encode: {label}", ratios["over floor"], "x")
         _record(
             "codec",
             f"encode / model_dump(mode='json'): {label}",
