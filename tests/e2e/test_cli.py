@@ -117,6 +117,14 @@ def test_generation_is_deterministic(tmp_path, small):
         ),
         (b'{"$defs": {"A": {"$ref": "#/$defs/B"}}}', "#/$defs/A/$ref: unresolvable $ref '#/$defs/B'"),
         (b'{"$defs": {', ": invalid JSON at line 1 column 12"),
+        (
+            b'{"$defs": {"A": {"type": "string", "enum": ["ok", "a\\ud800"]}}}',
+            "#/$defs/A/enum/1: the string holds a lone surrogate (\\ud800), which is not Unicode text",
+        ),
+        (
+            b'{"$defs": {"A\\udc00": {"type": "string"}}}',
+            "#/$defs: a member's name holds a lone surrogate (\\udc00), which is not Unicode text",
+        ),
     ],
 )
 def test_a_malformed_schema_is_one_line_exit_2_and_writes_nothing(tmp_path, small, content, expected):

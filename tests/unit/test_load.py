@@ -159,3 +159,31 @@ def test_an_integer_of_more_than_4300_digits_is_refused_whatever_pythons_own_lim
     finally:
         if before is not None:
             sys.set_int_max_str_digits(before)
+
+
+@pytest.mark.parametrize(
+    "text, where, surrogate",
+    [
+        ('{"$defs": {"A": {"type": "string", "description": "x\\ud800y"}}}', "#/$defs/A/description", "ud800"),
+        ('{"$defs": {"A": {"type": "string", "examples": ["ok", "\\uDFFF"]}}}', "#/$defs/A/examples/1", "udfff"),
+        ('{"$defs": {"A": {"type": "object", "properties": {"k\\udc00": {}}}}}', "#/$defs/A/properties", "udc00"),
+        # A high surrogate followed by another escape that is no low one.
+        ('{"$defs": {"A": {"const": "\\ud83d\\u0041"}}}', "#/$defs/A/const", "ud83d"),
+    ],
+)
+def test_a_lone_surrogate_is_refused_with_its_pointer(text, where, surrogate):
+    """serde_json, the reference's parser, refuses a lone surrogate: it is
+    not Unicode text, and the schema validator of the later stages cannot
+    take one (it raised from inside a pass)."""
+    with pytest.raises(AcpgenError) as info:
+        parse_schema(text.encode(), "s.json")
+    message = str(info.value)
+    assert message.startswith(f"s.json{where}: ")
+    assert f"lone surrogate (\\{surrogate})" in message
+    message.encode("utf-8")  # printable as it is: the pointer holds no surrogate either
+
+
+def test_a_surrogate_pair_and_an_escaped_backslash_are_text():
+    text = '{"$defs": {"A": {"type": "string", "description": "\\ud83d\\ude00 and \\\\ud800"}}}'
+    schema = parse_schema(text.encode(), "s.json")
+    assert schema.defs["A"]["description"] == "\U0001f600 and \\ud800"

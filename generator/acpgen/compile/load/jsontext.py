@@ -12,6 +12,13 @@ for ``json`` to report.
 scans only when a hook stopped it, the parse failed or the document nests too
 deeply: the scan costs several times the parse, and a schema that passes needs
 none.
+
+A string (or a member's name) holding a lone surrogate, which JSON text can
+write as an escape (``"\\ud800"``), is not Unicode text: it has no UTF-8
+form, and the schema validator of the later stages cannot take it. The
+reference's JSON parser (serde_json) refuses it; :func:`loads` does too,
+with the JSON pointer of the string (of the object, for a member's name),
+looking only when the text holds such an escape.
 """
 
 from __future__ import annotations
@@ -93,9 +100,49 @@ def loads(text: str, file: str) -> tuple[Any, int]:
     else:
         depth = depth_of(document)
         if depth <= MAX_DEPTH:
+            _refuse_lone_surrogates(text, document, file)
             return document, depth
     depth = check(text, file)
-    return json.loads(text, parse_constant=_not_json), depth
+    document = json.loads(text, parse_constant=_not_json)
+    _refuse_lone_surrogates(text, document, file)
+    return document, depth
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""The escape of a UTF-16 surrogate, the only way one reaches a parsed
+string: ``json`` joins an escaped pair into its character, and UTF-8 text
+holds none. (Text this finds may hold no lone one: a pair, or an escaped
+backslash before ``u``; the walk decides.)"""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_lone_surrogates(text: str, document: Any, file: str) -> None:
+    """Refuse a string or member name of ``document`` holding a lone
+    surrogate, with its JSON pointer (see the module docstring)."""
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(document, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, str):
+            found = _SURROGATE.search(node)
+            if found is not None:
+                raise AcpgenError(_lone(found.group(), "the string"), file=file, pointer=pointer(path))
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                found = _SURROGATE.search(key)
+                if found is not None:
+                    raise AcpgenError(_lone(found.group(), "a member's name"), file=file, pointer=pointer(path))
+                stack.append((value, (*path, key)))
+        elif isinstance(node, list):
+            stack.extend((value, (*path, index)) for index, value in enumerate(node))
+
+
+def _lone(surrogate: str, what: str) -> str:
+    return (
+        f"{what} holds a lone surrogate (\\u{ord(surrogate):04x}), which is not Unicode text"
+        " (JSON parsers such as serde_json refuse it)"
+    )
 
 
 def _not_json(name: str) -> NoReturn:
