@@ -283,9 +283,9 @@ def encode_targets(cases: list[Case], rounds: int, calls: dict[tuple[str, str], 
     the next: the median of the per-round ratios (acpgen time / SDK time).
 
     For the message of tests/bench_floor.py its hand-written encoder, the
-    floor, is timed beside them (checked first to give what ``encode``
-    gives): ``floor`` is its time over the JSON-mode dump's, ``over floor``
-    acpgen's time over its."""
+    floor, is timed beside them, the four taking turns in the same way
+    (checked first to give what ``encode`` gives): ``floor`` is its time
+    over the JSON-mode dump's, ``over floor`` acpgen's time over its."""
     import bench_floor
 
     out: dict[str, dict[str, float]] = {}
@@ -310,7 +310,7 @@ def encode_targets(cases: list[Case], rounds: int, calls: dict[tuple[str, str], 
                 ways["floor"] = (bench_floor.encode, case.decoded["acpgen"])
             names = list(ways)
             flip += 1
-            names = names[flip % 3 :] + names[: flip % 3]
+            names = names[flip % len(names) :] + names[: flip % len(names)]
             n = calls[(case.label, "encode")]
             for name in names:
                 fn, arg = ways[name]
